@@ -1,0 +1,555 @@
+/**
+ * A tool: an Effect program whose parameters come from an Effect `Schema`.
+ *
+ * From the one schema a tool serves JSON Schema to every provider (see `ToolSchema`) and checks the model's
+ * arguments, with error text a model can act on (see `ToolError`). The decoder, the validator and the JSON Schema
+ * are built once, when the tool is made; a call only parses, decodes and runs.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import type { Pipeable } from "effect/Pipeable"
+import { pipeArguments } from "effect/Pipeable"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import type * as Types from "effect/Types"
+import type * as Context from "./internal/context.js"
+import { currentCall as currentCallRef } from "./internal/context.js"
+import * as JsonSchemas from "./internal/jsonSchema.js"
+import * as Internal from "./internal/tool.js"
+import type * as Permission from "./Permission.js"
+import type { ToolError } from "./ToolError.js"
+import type { ToolResult } from "./ToolResult.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-agent-tools/Tool")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * Where a tool keeps its call machinery (decoder, handler, output mapping). Not part of the public surface.
+ *
+ * @since 0.1.0
+ * @category type ids
+ */
+export const KernelId: unique symbol = Symbol.for("effect-agent-tools/Tool/Kernel")
+
+/**
+ * A JSON Schema document, as served to a provider.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonSchema = { readonly [key: string]: unknown }
+
+/**
+ * Behavioural hints, as in MCP. `undefined` means unstated, which is not the same as `false`: MCP's defaults for an
+ * unstated hint are `readOnly: false`, `destructive: true`, `idempotent: false`, `openWorld: true`. Hints inform a
+ * policy; they never allow a call on their own (see `Permission`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Annotations = Context.Annotations
+
+/**
+ * What a tool reports while it runs. `progress`/`total` are numbers in any unit; `partial` is output produced so
+ * far (kept on `ToolInterrupted` if the call is cancelled).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Progress = Context.Progress
+
+/**
+ * The call a handler is running for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallInfo {
+  readonly id: string
+  readonly name: string
+}
+
+/**
+ * A tool named `Name` whose handler needs the services `R`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tool<out Name extends string, out R = never> extends Pipeable {
+  readonly [TypeId]: { readonly _R: Types.Covariant<R> }
+  /** Matches `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: Name
+  readonly description: string
+  readonly title: string | undefined
+  readonly annotations: Annotations
+  /** Served with OpenAI strict mode (every property required, optional ones nullable). */
+  readonly strict: boolean
+  /** A batch containing this tool runs one call at a time, in order. */
+  readonly sequential: boolean
+  /** This tool's own timeout; when undefined the executor's default applies. */
+  readonly timeout: Duration.Duration | undefined
+  /** Whether arguments are checked before the handler runs. */
+  readonly validate: boolean
+  /** The declared permission's action, when calls of this tool are asked about before they run. */
+  readonly permissionAction: string | undefined
+  /** The parameters as standard JSON Schema (draft 2020-12), what MCP serves. */
+  readonly inputSchema: JsonSchema
+  /** The output as JSON Schema, for tools that declare an object-shaped `success` schema. */
+  readonly outputSchema: JsonSchema | undefined
+  /** @internal */
+  readonly [KernelId]: Internal.Kernel
+  /** @internal */
+  readonly projections: Map<JsonSchemas.Target, JsonSchema>
+}
+
+/**
+ * Any tool.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Any extends Tool<string, unknown> {}
+
+/**
+ * The services a tool's handler needs.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Requirements<T> = T extends Tool<string, infer R> ? R : never
+
+/**
+ * A tool's name as a literal type.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Name<T> = T extends Tool<infer N, unknown> ? N : never
+
+/**
+ * Parameters as a tool takes them: Struct fields, or any Schema of an object (a Struct, a Class).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ParametersInput = Schema.Struct.Fields | Schema.Schema.AnyNoContext
+
+/**
+ * The decoded parameters a handler receives.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type ParametersType<P> = P extends Schema.Schema.AnyNoContext ? Schema.Schema.Type<P>
+  : P extends Schema.Struct.Fields ? Schema.Struct.Type<P>
+  : never
+
+/**
+ * Resource keys of a call: a fixed key, or a function of the decoded parameters giving a key, several keys, or
+ * none. Calls sharing a key run one after another in the model's order; the rest run alongside.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Resource<P> = string | ((params: P) => string | ReadonlyArray<string> | undefined)
+
+/**
+ * Options shared by {@link make} and {@link fromJsonSchema}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CommonOptions<P, RP> {
+  readonly description: string
+  readonly title?: string | undefined
+  readonly strict?: boolean | undefined
+  readonly sequential?: boolean | undefined
+  readonly resource?: Resource<P> | undefined
+  readonly annotations?: Annotations | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly permission?: Permission.Spec<P, RP> | undefined
+  /** Default true. False hands the parsed JSON to the handler untouched (for tools that check it themselves). */
+  readonly validate?: boolean | undefined
+}
+
+/**
+ * The name rule: 1 to 64 letters, digits, `_` or `-`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
+
+const Proto = {
+  [TypeId]: { _R: (_: never) => _ },
+  pipe() {
+    // eslint-disable-next-line prefer-rest-params
+    return pipeArguments(this, arguments)
+  },
+  toJSON(this: Any) {
+    return { _id: "Tool", name: this.name, description: this.description, inputSchema: this.inputSchema }
+  }
+}
+
+const checkName = (name: string): void => {
+  if (!NAME_PATTERN.test(name)) {
+    throw new Error(
+      `invalid tool name ${JSON.stringify(name)}: a tool name is 1 to 64 letters, digits, "_" or "-"`
+    )
+  }
+}
+
+const constructionError = (name: string, error: unknown): Error => {
+  const reason = error instanceof Error ? error.message : String(error)
+  return new Error(`tool ${JSON.stringify(name)}: parameters cannot be served as JSON Schema: ${reason}`)
+}
+
+const resourceFunction = (resource: Resource<any> | undefined): (params: unknown) => ReadonlyArray<string> => {
+  if (resource === undefined) return () => []
+  if (typeof resource === "string") {
+    const keys = [resource]
+    return () => keys
+  }
+  return (params) => {
+    const keys = resource(params)
+    if (keys === undefined) return []
+    return typeof keys === "string" ? [keys] : keys
+  }
+}
+
+const build = (fields: {
+  readonly name: string
+  readonly options: CommonOptions<any, any>
+  readonly standard: JsonSchema
+  readonly strictSchema: JsonSchema | undefined
+  readonly outputSchema: JsonSchema | undefined
+  readonly kernel: Omit<Internal.Kernel, "name" | "annotations" | "strict" | "timeout" | "resources" | "permission">
+}): Tool<any, any> => {
+  const { name, options } = fields
+  const annotations = options.annotations ?? {}
+  const timeout = options.timeout === undefined ? undefined : Duration.decode(options.timeout)
+  const self = Object.create(Proto)
+  self.name = name
+  self.description = options.description
+  self.title = options.title ?? annotations.title
+  self.annotations = annotations
+  self.strict = options.strict === true
+  self.sequential = options.sequential === true
+  self.timeout = timeout
+  self.validate = options.validate !== false
+  self.permissionAction = options.permission?.action
+  self.inputSchema = fields.standard
+  self.outputSchema = fields.outputSchema
+  self.projections = new Map<JsonSchemas.Target, JsonSchema>([["standard", fields.standard]])
+  if (fields.strictSchema !== undefined) self.projections.set("openai-strict", fields.strictSchema)
+  self[KernelId] = {
+    ...fields.kernel,
+    name,
+    annotations,
+    strict: self.strict,
+    timeout,
+    resources: resourceFunction(options.resource),
+    permission: options.permission
+  } satisfies Internal.Kernel
+  return self
+}
+
+/**
+ * Makes a tool from a Schema of its parameters and an Effect handler.
+ *
+ * `parameters` are Struct fields or any Schema of an object. `success` (optional) is the output's schema: the
+ * handler's value is encoded through it and, when it is an object, served as MCP `outputSchema` and
+ * `structuredContent`. `failure` (optional) types the handler's errors; a typed failure reaches the model as its
+ * `message` (or its JSON). Throws at construction for a bad name or parameters that cannot be JSON Schema (a
+ * programmer error, like a bad regexp literal).
+ *
+ * Handler output becomes a `ToolResult`: a string is text; a `ToolResult` is used as is; an array of content parts
+ * is those parts; `undefined`/`null` is empty text; anything else is JSON (text = its JSON, `structured` = the
+ * value). Output that cannot become JSON (a cycle, a `BigInt`) is that call's `ToolDefect`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", { path: Schema.String }) {
+ *   override get message() {
+ *     return `no such file: ${this.path}`
+ *   }
+ * }
+ *
+ * const ReadFile = Tool.make("read_file", {
+ *   description: "Read a file from disk",
+ *   parameters: {
+ *     path: Schema.String.annotations({ description: "Absolute path to read" }),
+ *     max_bytes: Schema.optional(Schema.Int)
+ *   },
+ *   success: Schema.String,
+ *   failure: FileNotFound,
+ *   annotations: { readOnly: true },
+ *   handler: ({ path }) =>
+ *     path === "/etc/hostname" ? Effect.succeed("example\n") : Effect.fail(new FileNotFound({ path }))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <
+  const Name extends string,
+  Parameters extends ParametersInput = {},
+  Success extends Schema.Schema.AnyNoContext = typeof Schema.Unknown,
+  Failure extends Schema.Schema.AnyNoContext = typeof Schema.Unknown,
+  R = never,
+  RP = never
+>(
+  name: Name,
+  options: CommonOptions<ParametersType<Parameters>, RP> & {
+    readonly parameters?: Parameters | undefined
+    readonly success?: Success | undefined
+    readonly failure?: Failure | undefined
+    readonly handler: (
+      params: ParametersType<Parameters>
+    ) => Effect.Effect<Schema.Schema.Type<Success>, Schema.Schema.Type<Failure>, R>
+  }
+): Tool<Name, R | RP> => {
+  checkName(name)
+  const parameters: Schema.Schema.AnyNoContext = options.parameters === undefined
+    ? Schema.Struct({})
+    : Schema.isSchema(options.parameters)
+    ? options.parameters
+    : Schema.Struct(options.parameters as Schema.Struct.Fields) as unknown as Schema.Schema.AnyNoContext
+  let standard: JsonSchema
+  let strictSchema: JsonSchema | undefined
+  let outputSchema: JsonSchema | undefined
+  try {
+    standard = JsonSchemas.standard(parameters.ast)
+    if (options.strict === true) strictSchema = JsonSchemas.project(standard, "openai-strict")
+  } catch (error) {
+    throw constructionError(name, error)
+  }
+  if (options.success !== undefined) {
+    try {
+      const output = JsonSchemas.anyValue(options.success.ast)
+      if (output.type === "object") outputSchema = output
+    } catch {
+      // an output that has no JSON Schema is still rendered (as JSON text); it just has no outputSchema
+    }
+  }
+  const validate = options.validate !== false
+  const decode = validate
+    ? Internal.schemaDecoder(parameters, options.strict === true)
+    : (args: Record<string, unknown>) => Either.right(args)
+  return build({
+    name,
+    options,
+    standard,
+    strictSchema,
+    outputSchema,
+    kernel: {
+      decode,
+      handle: options.handler as (params: unknown) => Effect.Effect<unknown, unknown, any>,
+      toResult: Internal.outputMapper(options.success),
+      failureMessage: Internal.failureMessenger(options.failure)
+    }
+  })
+}
+
+const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
+  if (schema === undefined) return { type: "object", properties: {}, required: [] }
+  const out: Record<string, unknown> = { ...schema }
+  if (out.type === undefined) out.type = "object"
+  if (out.type === "object") {
+    if (out.properties === undefined) out.properties = {}
+    if (out.required === undefined) out.required = []
+  }
+  return out
+}
+
+/**
+ * Makes a tool from a JSON Schema that comes from elsewhere (a remote server, a config file). The handler receives
+ * the parsed JSON arguments; they are checked against the schema with Ajv first unless `validate: false`. With
+ * `strict: true` the schema is served to OpenAI as given: the author vouches that it already follows strict mode.
+ * Throws at construction for a bad name or a schema Ajv cannot compile.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Echo = Tool.fromJsonSchema("echo", {
+ *   description: "Echo a message back",
+ *   parameters: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
+ *   handler: (args) => Effect.succeed(String(args.message))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromJsonSchema = <const Name extends string, R = never, RP = never>(
+  name: Name,
+  options: CommonOptions<Record<string, unknown>, RP> & {
+    readonly parameters?: JsonSchema | undefined
+    /** The output's JSON Schema, when the source declares one (MCP `outputSchema`). */
+    readonly outputSchema?: JsonSchema | undefined
+    readonly handler: (args: Record<string, unknown>) => Effect.Effect<unknown, unknown, R>
+  }
+): Tool<Name, R | RP> => {
+  checkName(name)
+  const standard = normalizeObjectSchema(options.parameters)
+  let decode: Internal.Kernel["decode"] = (args) => Either.right(args)
+  if (options.validate !== false) {
+    try {
+      decode = Internal.jsonSchemaDecoder(standard)
+    } catch (error) {
+      throw new Error(
+        `tool ${JSON.stringify(name)}: its JSON Schema cannot be compiled: ${
+          error instanceof Error ? error.message : String(error)
+        }`
+      )
+    }
+  }
+  return build({
+    name,
+    options,
+    standard,
+    strictSchema: options.strict === true ? standard : undefined,
+    outputSchema: options.outputSchema,
+    kernel: {
+      decode,
+      handle: options.handler as (params: unknown) => Effect.Effect<unknown, unknown, any>,
+      toResult: Internal.outputMapper(undefined),
+      failureMessage: Internal.failureMessenger(undefined)
+    }
+  })
+}
+
+/**
+ * Whether a value is a tool.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Ping = Tool.make("ping", { description: "Answer pong", handler: () => Effect.succeed("pong") })
+ * console.log(Tool.isTool(Ping)) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTool = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
+
+/**
+ * Runs one call end to end: parse and check the arguments, ask permission if the tool declares it, run the
+ * handler (under the tool's timeout, else `options.timeout`), map the output and classify any failure. The result
+ * is an `Either`; the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler
+ * (the executor is what turns that into a `ToolInterrupted` outcome).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Either, Schema } from "effect"
+ * import { Tool, ToolError, ToolResult } from "effect-agent-tools"
+ *
+ * const Add = Tool.make("add", {
+ *   description: "Add two integers",
+ *   parameters: { a: Schema.Int, b: Schema.Int },
+ *   handler: ({ a, b }) => Effect.succeed({ sum: a + b })
+ * })
+ *
+ * const program = Effect.gen(function*() {
+ *   const ok = yield* Tool.execute(Add, { id: "call_1", arguments: "{\"a\":2,\"b\":3}" })
+ *   console.log(Either.map(ok, ToolResult.toText)) // Right("{\"sum\":5}")
+ *   const bad = yield* Tool.execute(Add, { id: "call_2", arguments: "{\"a\":2}" })
+ *   console.log(Either.mapLeft(bad, ToolError.toModelText))
+ *   // Left("Error: invalid arguments: b: missing required property, expected an integer")
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const execute = <Name extends string, R>(
+  tool: Tool<Name, R>,
+  call: { readonly id: string; readonly arguments: unknown },
+  options?: {
+    readonly timeout?: Duration.DurationInput | undefined
+    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  }
+): Effect.Effect<Either.Either<ToolResult, ToolError>, never, R> => {
+  const kernel = tool[KernelId]
+  const prepared = Internal.prepare(kernel, call.arguments)
+  if (Either.isLeft(prepared)) return Effect.succeed(Either.left(prepared.left))
+  const params = prepared.right
+  const run = Internal.runHandler(kernel, call.id, params, {
+    timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+    onProgress: options?.onProgress
+  })
+  if (kernel.permission === undefined) return run
+  return Effect.flatMap(
+    Internal.askPermission(kernel, call.id, params),
+    (refused) => (refused === undefined ? run : Effect.succeed(Either.left(refused)))
+  )
+}
+
+/**
+ * Reports progress from inside a handler: the executor turns it into a `Progress` event, the MCP server into
+ * `notifications/progress`. A no-op outside a call, so a handler can call it unconditionally.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Download = Tool.make("download", {
+ *   description: "Download ten chunks",
+ *   handler: () =>
+ *     Effect.forEach([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], (i) =>
+ *       Tool.progress({ progress: i, total: 10, message: `chunk ${i}` }), { discard: true })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category in a call
+ */
+export const progress = (progress: Progress): Effect.Effect<void> =>
+  Effect.flatMap(FiberRef.get(currentCallRef), (call) => (call === undefined ? Effect.void : call.report(progress)))
+
+/**
+ * The call the current fiber is working for, if any.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const WhoAmI = Tool.make("who_am_i", {
+ *   description: "Say which call this is",
+ *   handler: () =>
+ *     Effect.map(Tool.currentCall, Option.match({ onNone: () => "no call", onSome: (call) => call.id }))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category in a call
+ */
+export const currentCall: Effect.Effect<Option.Option<CallInfo>> = Effect.map(
+  FiberRef.get(currentCallRef),
+  (call) => (call === undefined ? Option.none() : Option.some({ id: call.id, name: call.name }))
+)

@@ -1,0 +1,342 @@
+/**
+ * The ways a tool call can fail, as values.
+ *
+ * Every failure of a call is one of the seven tagged errors below; the model sees one line, `Error: <message>`
+ * (see {@link toModelText}), and the program sees the typed union. The wording of every `message` is part of the
+ * contract: it is what a model reads to correct itself, so it names what went wrong in the model's terms (the
+ * argument path, the tool name, the duration) and never carries stack traces or Effect internals.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-agent-tools/ToolError")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * The prefix the model sees in front of every error message, applied exactly once at the model boundary.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MODEL_PREFIX = "Error: "
+
+/**
+ * One problem found in a call's arguments: where (`path`, dotted with `[i]` for array items, empty for the whole
+ * arguments object) and what was wrong (`expected ..., got ...`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ArgumentProblem extends Schema.Class<ArgumentProblem>("effect-agent-tools/ArgumentProblem")({
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * No tool by the requested name. The message lists the available tools so the model can pick one.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolNotFound({ tool: "reed_file", available: ["read_file", "write_file"] })
+ * console.log(ToolError.toModelText(error))
+ * // Error: unknown tool "reed_file"; available tools: read_file, write_file
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolNotFound extends Schema.TaggedError<ToolNotFound>("effect-agent-tools/ToolNotFound")(
+  "ToolNotFound",
+  {
+    tool: Schema.String,
+    available: Schema.Array(Schema.String)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `unknown tool ${JSON.stringify(this.tool)}; available tools: ${
+      this.available.length === 0 ? "(none)" : this.available.join(", ")
+    }`
+  }
+}
+
+/**
+ * The arguments were not JSON, not a JSON object, or did not match the tool's parameters. One line per problem:
+ * `invalid arguments: <path>: expected <what>, got <what came>`.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.InvalidArguments({
+ *   tool: "read_file",
+ *   problems: [new ToolError.ArgumentProblem({ path: "max_bytes", message: "expected an integer, got \"ten\"" })]
+ * })
+ * console.log(error.message) // invalid arguments: max_bytes: expected an integer, got "ten"
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidArguments extends Schema.TaggedError<InvalidArguments>("effect-agent-tools/InvalidArguments")(
+  "InvalidArguments",
+  {
+    tool: Schema.String,
+    problems: Schema.Array(ArgumentProblem)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return "invalid arguments: " +
+      this.problems.map((p) => p.path === "" ? p.message : `${p.path}: ${p.message}`).join("\n")
+  }
+}
+
+/**
+ * The handler failed with a typed error. The message is the error's own `message` when it has one, else its JSON.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolFailure({ tool: "read_file", message: "no such file: a.txt", error: undefined })
+ * console.log(ToolError.toModelText(error)) // Error: no such file: a.txt
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolFailure extends Schema.TaggedError<ToolFailure>("effect-agent-tools/ToolFailure")(
+  "ToolFailure",
+  {
+    tool: Schema.String,
+    message: Schema.String,
+    /** The handler's error as it failed, for the program; never shown to the model. */
+    error: Schema.Unknown
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The handler died (threw, `Effect.die`, or produced output that cannot be rendered). The message is one line; the
+ * whole `Cause` stays on the value for logs and never reaches the model.
+ *
+ * @example
+ * ```ts
+ * import { Cause } from "effect"
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolDefect({ tool: "x", reason: "boom", cause: Cause.die(new Error("boom")) })
+ * console.log(error.message) // tool "x" panicked: boom
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolDefect extends Schema.TaggedError<ToolDefect>("effect-agent-tools/ToolDefect")(
+  "ToolDefect",
+  {
+    tool: Schema.String,
+    /** One line saying what went wrong, without a stack. */
+    reason: Schema.String,
+    cause: Schema.Cause({ error: Schema.Unknown, defect: Schema.Defect })
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `tool ${JSON.stringify(this.tool)} panicked: ${this.reason}`
+  }
+}
+
+/**
+ * The call outran its timeout; its handler was interrupted and its finalizers have run.
+ *
+ * @example
+ * ```ts
+ * import { Duration } from "effect"
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolTimeout({ tool: "bash", timeout: Duration.seconds(30) })
+ * console.log(error.message) // tool "bash" timed out after 30s
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("effect-agent-tools/ToolTimeout")(
+  "ToolTimeout",
+  {
+    tool: Schema.String,
+    timeout: Schema.Duration
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `tool ${JSON.stringify(this.tool)} timed out after ${Duration.format(this.timeout)}`
+  }
+}
+
+/**
+ * A permission requester refused the call; the handler never ran.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.PermissionDenied({ tool: "bash", description: "run rm -rf /", reason: "too risky" })
+ * console.log(error.message) // permission denied: run rm -rf /: too risky
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PermissionDenied extends Schema.TaggedError<PermissionDenied>("effect-agent-tools/PermissionDenied")(
+  "PermissionDenied",
+  {
+    tool: Schema.String,
+    description: Schema.String,
+    reason: Schema.optional(Schema.String)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `permission denied: ${this.description}` + (this.reason === undefined ? "" : `: ${this.reason}`)
+  }
+}
+
+/**
+ * The call was cancelled before it finished. `partial` is the last partial output the tool reported through
+ * `Tool.progress`, if any, so a host can keep what was already produced.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolInterrupted({ tool: "bash" })
+ * console.log(error.message) // the call was cancelled before it finished
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolInterrupted extends Schema.TaggedError<ToolInterrupted>("effect-agent-tools/ToolInterrupted")(
+  "ToolInterrupted",
+  {
+    tool: Schema.String,
+    partial: Schema.optional(Schema.Unknown)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return "the call was cancelled before it finished"
+  }
+}
+
+/**
+ * Every way a call can fail.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolError =
+  | ToolNotFound
+  | InvalidArguments
+  | ToolFailure
+  | ToolDefect
+  | ToolTimeout
+  | PermissionDenied
+  | ToolInterrupted
+
+/**
+ * The union as a schema, so errors survive a wire (a durable record, a queue between processes).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const encoded = Schema.encodeSync(ToolError.ToolError)(new ToolError.ToolInterrupted({ tool: "bash" }))
+ * console.log(encoded) // { _tag: "ToolInterrupted", tool: "bash" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ToolError: Schema.Union<[
+  typeof ToolNotFound,
+  typeof InvalidArguments,
+  typeof ToolFailure,
+  typeof ToolDefect,
+  typeof ToolTimeout,
+  typeof PermissionDenied,
+  typeof ToolInterrupted
+]> = Schema.Union(
+  ToolNotFound,
+  InvalidArguments,
+  ToolFailure,
+  ToolDefect,
+  ToolTimeout,
+  PermissionDenied,
+  ToolInterrupted
+)
+
+/**
+ * Whether a value is one of the tool errors.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * console.log(ToolError.isToolError(new ToolError.ToolInterrupted({ tool: "x" }))) // true
+ * console.log(ToolError.isToolError(new Error("x"))) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isToolError = (u: unknown): u is ToolError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * What the model sees for an error: `Error: ` followed by the message. Apply it once, at the model boundary; an
+ * error that crossed MCP carries its message without the prefix, so it still reads `Error:` once.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const text = ToolError.toModelText(new ToolError.ToolNotFound({ tool: "x", available: ["a", "b"] }))
+ * console.log(text) // Error: unknown tool "x"; available tools: a, b
+ * ```
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toModelText = (error: ToolError): string => MODEL_PREFIX + error.message

@@ -1,0 +1,388 @@
+/**
+ * What a successful call gives back: content parts in MCP's shapes (so nothing is lost at that edge), optional
+ * structured output, application-only `details`, and a `terminate` hint.
+ *
+ * @since 0.1.0
+ */
+import * as Encoding from "effect/Encoding"
+import { dual } from "effect/Function"
+import type { Pipeable } from "effect/Pipeable"
+import { pipeArguments } from "effect/Pipeable"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-agent-tools/ToolResult")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+const Meta = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/**
+ * MCP's content annotations: who a part is for and how much it matters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContentAnnotations = Schema.Struct({
+  audience: Schema.optional(Schema.Array(Schema.Literal("user", "assistant"))),
+  priority: Schema.optional(Schema.Number),
+  lastModified: Schema.optional(Schema.String)
+})
+
+/**
+ * Plain text.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TextContent = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String,
+  annotations: Schema.optional(ContentAnnotations),
+  _meta: Meta
+})
+
+/**
+ * An image, base64 encoded.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ImageContent = Schema.Struct({
+  type: Schema.Literal("image"),
+  data: Schema.String,
+  mimeType: Schema.String,
+  annotations: Schema.optional(ContentAnnotations),
+  _meta: Meta
+})
+
+/**
+ * Audio, base64 encoded.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AudioContent = Schema.Struct({
+  type: Schema.Literal("audio"),
+  data: Schema.String,
+  mimeType: Schema.String,
+  annotations: Schema.optional(ContentAnnotations),
+  _meta: Meta
+})
+
+/**
+ * The contents of a resource embedded in a result: text or a base64 blob.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResourceContents = Schema.Struct({
+  uri: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  text: Schema.optional(Schema.String),
+  blob: Schema.optional(Schema.String),
+  _meta: Meta
+})
+
+/**
+ * A resource embedded in a result.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EmbeddedResource = Schema.Struct({
+  type: Schema.Literal("resource"),
+  resource: ResourceContents,
+  annotations: Schema.optional(ContentAnnotations),
+  _meta: Meta
+})
+
+/**
+ * A link to a resource the client may read later.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResourceLink = Schema.Struct({
+  type: Schema.Literal("resource_link"),
+  uri: Schema.String,
+  name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String),
+  size: Schema.optional(Schema.Number),
+  annotations: Schema.optional(ContentAnnotations),
+  _meta: Meta
+})
+
+/**
+ * One content part, in MCP's shapes.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Content = Schema.Union(TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+
+/**
+ * One content part, in MCP's shapes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Content = typeof Content.Type
+
+/**
+ * A successful call's output.
+ *
+ * - `content`: what the model reads.
+ * - `structured`: the output as a JSON value (MCP's `structuredContent` when the tool declares a `success` schema).
+ * - `details`: for the application only; never reaches a model.
+ * - `terminate`: a hint that the loop should stop after this batch (see `Executor.shouldTerminate`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolResult extends Pipeable {
+  readonly [TypeId]: TypeId
+  readonly content: ReadonlyArray<Content>
+  readonly structured?: unknown
+  readonly details?: unknown
+  readonly terminate: boolean
+}
+
+const Proto = {
+  [TypeId]: TypeId,
+  pipe() {
+    // eslint-disable-next-line prefer-rest-params
+    return pipeArguments(this, arguments)
+  },
+  toJSON(this: ToolResult) {
+    return {
+      _id: "ToolResult",
+      content: this.content,
+      ...(this.structured === undefined ? {} : { structured: this.structured }),
+      ...(this.details === undefined ? {} : { details: this.details }),
+      terminate: this.terminate
+    }
+  }
+}
+
+/**
+ * Builds a result from its fields.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * const result = ToolResult.make({ content: [{ type: "text", text: "done" }] })
+ * console.log(ToolResult.toText(result)) // done
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (fields: {
+  readonly content: ReadonlyArray<Content>
+  readonly structured?: unknown
+  readonly details?: unknown
+  readonly terminate?: boolean | undefined
+}): ToolResult => {
+  const self = Object.create(Proto)
+  self.content = fields.content
+  if (fields.structured !== undefined) self.structured = fields.structured
+  if (fields.details !== undefined) self.details = fields.details
+  self.terminate = fields.terminate ?? false
+  return self
+}
+
+/**
+ * Whether a value is a `ToolResult`.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * console.log(ToolResult.isToolResult(ToolResult.text("hi"))) // true
+ * console.log(ToolResult.isToolResult({ content: [] })) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isToolResult = (u: unknown): u is ToolResult => Predicate.hasProperty(u, TypeId)
+
+/**
+ * A result of one text part.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * console.log(ToolResult.text("hello").content) // [{ type: "text", text: "hello" }]
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (text: string): ToolResult => make({ content: [{ type: "text", text }] })
+
+/**
+ * A result carrying a JSON value: its JSON text for the model and the value itself as `structured`.
+ * Throws when the value cannot become JSON (a cycle, a `BigInt`); a handler's output goes through the same
+ * conversion and gets a `ToolDefect` instead.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * const result = ToolResult.json({ sum: 5 })
+ * console.log(ToolResult.toText(result), result.structured) // {"sum":5} { sum: 5 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const json = (value: unknown): ToolResult =>
+  make({ content: [{ type: "text", text: JSON.stringify(value) ?? "null" }], structured: value })
+
+/**
+ * A result made of the given content parts.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * const result = ToolResult.parts([
+ *   { type: "text", text: "a chart:" },
+ *   { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }
+ * ])
+ * console.log(result.content.length) // 2
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const parts = (content: ReadonlyArray<Content>): ToolResult => make({ content })
+
+/**
+ * A result of one image part, from base64 text or raw bytes.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * const result = ToolResult.image(new Uint8Array([137, 80, 78, 71]), "image/png")
+ * console.log(result.content[0]) // { type: "image", data: "iVBORw==", mimeType: "image/png" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const image = (data: string | Uint8Array, mimeType: string): ToolResult =>
+  make({
+    content: [{ type: "image", data: typeof data === "string" ? data : Encoding.encodeBase64(data), mimeType }]
+  })
+
+/**
+ * The same result with application-only `details` attached. Details never reach a model; a details value that
+ * is recordable is written by the recorder when the call ends.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * const result = ToolResult.text("started").pipe((r) => ToolResult.withDetails(r, { pid: 42 }))
+ * console.log(result.details) // { pid: 42 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withDetails: {
+  (details: unknown): (self: ToolResult) => ToolResult
+  (self: ToolResult, details: unknown): ToolResult
+} = dual(2, (self: ToolResult, details: unknown): ToolResult =>
+  make({
+    content: self.content,
+    structured: self.structured,
+    details,
+    terminate: self.terminate
+  }))
+
+/**
+ * The same result with the `terminate` hint set: the tool answered on the model's behalf and the loop may stop
+ * after this batch. The batch terminates only when every call's result sets it.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * console.log(ToolResult.withTerminate(ToolResult.text("done")).terminate) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withTerminate = (self: ToolResult): ToolResult =>
+  make({ content: self.content, structured: self.structured, details: self.details, terminate: true })
+
+/**
+ * The result as one string for models that only take text: the text parts joined by `\n`.
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * const result = ToolResult.parts([{ type: "text", text: "a" }, { type: "text", text: "b" }])
+ * console.log(ToolResult.toText(result)) // "a\nb"
+ * ```
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toText = (self: ToolResult): string => {
+  let out: string | undefined
+  for (const part of self.content) {
+    if (part.type === "text") out = out === undefined ? part.text : out + "\n" + part.text
+  }
+  return out ?? ""
+}
+
+const contentTypes: ReadonlySet<string> = new Set(["text", "image", "audio", "resource", "resource_link"])
+
+/**
+ * Whether a value looks like a content part (used to recognise handler output that is an array of parts).
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "effect-agent-tools"
+ *
+ * console.log(ToolResult.isContent({ type: "text", text: "x" })) // true
+ * console.log(ToolResult.isContent({ type: "text" })) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isContent = (u: unknown): u is Content => {
+  if (!Predicate.isRecord(u) || typeof u.type !== "string" || !contentTypes.has(u.type)) return false
+  switch (u.type) {
+    case "text":
+      return typeof u.text === "string"
+    case "image":
+    case "audio":
+      return typeof u.data === "string" && typeof u.mimeType === "string"
+    case "resource":
+      return Predicate.isRecord(u.resource) && typeof u.resource.uri === "string"
+    default:
+      return typeof u.uri === "string" && typeof u.name === "string"
+  }
+}

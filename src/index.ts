@@ -1,0 +1,26 @@
+/**
+ * effect-agent-tools: the tool layer for LLM agents on Effect 3.
+ *
+ * Every module is one concept, imported as a namespace:
+ *
+ * ```ts
+ * import { Tool, Toolkit, ToolError } from "effect-agent-tools"
+ * ```
+ *
+ * @since 0.1.0
+ */
+
+/** @since 0.1.0 */
+export * as Permission from "./Permission.js"
+/** @since 0.1.0 */
+export * as Tool from "./Tool.js"
+/** @since 0.1.0 */
+export * as ToolDefinition from "./ToolDefinition.js"
+/** @since 0.1.0 */
+export * as ToolError from "./ToolError.js"
+/** @since 0.1.0 */
+export * as Toolkit from "./Toolkit.js"
+/** @since 0.1.0 */
+export * as ToolResult from "./ToolResult.js"
+/** @since 0.1.0 */
+export * as ToolSchema from "./ToolSchema.js"

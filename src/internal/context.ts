@@ -1,0 +1,39 @@
+/**
+ * The call a fiber is working for, carried in a `FiberRef` so `Tool.progress`, `Tool.currentCall`,
+ * `Recorder.write` and `Permission.request` need nothing in `R` and are no-ops outside a call. Fibers forked by a
+ * handler inherit it, so progress from a child fiber reaches the same call.
+ *
+ * @internal
+ */
+import type * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
+
+/** Progress as a tool reports it. */
+export interface Progress {
+  readonly message?: string | undefined
+  readonly progress?: number | undefined
+  readonly total?: number | undefined
+  readonly partial?: unknown
+}
+
+/** Behavioural hints, as in MCP; `undefined` means unstated, which is not the same as `false`. */
+export interface Annotations {
+  readonly title?: string | undefined
+  readonly readOnly?: boolean | undefined
+  readonly destructive?: boolean | undefined
+  readonly idempotent?: boolean | undefined
+  readonly openWorld?: boolean | undefined
+}
+
+export interface CallContext {
+  readonly id: string
+  readonly name: string
+  readonly annotations: Annotations
+  readonly report: (progress: Progress) => Effect.Effect<void>
+}
+
+export const currentCall: FiberRef.FiberRef<CallContext | undefined> = globalValue(
+  Symbol.for("effect-agent-tools/currentCall"),
+  () => FiberRef.unsafeMake<CallContext | undefined>(undefined)
+)

@@ -1,0 +1,430 @@
+/**
+ * The machinery behind a tool: built once at construction (decoder, validator, JSON Schema, output encoder), then
+ * one call runs as `prepare` (synchronous: parse, guard, decode) followed by `run` (permission, handler, timeout,
+ * output mapping, error classification). The executor calls the two halves with its scheduling in between;
+ * `Tool.execute` calls them back to back.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import type * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
+import type * as Permission from "../Permission.js"
+import { Requester } from "../Permission.js"
+import type { ToolError } from "../ToolError.js"
+import {
+  ArgumentProblem,
+  InvalidArguments,
+  isToolError,
+  PermissionDenied,
+  ToolDefect,
+  ToolFailure,
+  ToolInterrupted,
+  ToolTimeout
+} from "../ToolError.js"
+import * as ToolResult from "../ToolResult.js"
+import * as Ajv from "./ajv.js"
+import type { Problem } from "./argumentProblems.js"
+import { fromIssue, preview } from "./argumentProblems.js"
+import * as Arguments from "./arguments.js"
+import type { Annotations, CallContext, Progress } from "./context.js"
+import { currentCall } from "./context.js"
+import type { JsonSchema } from "./jsonSchema.js"
+
+/** Everything a call needs from its tool, with the types erased (the public `Tool` carries them). */
+export interface Kernel {
+  readonly name: string
+  readonly annotations: Annotations
+  readonly strict: boolean
+  readonly timeout: Duration.Duration | undefined
+  /** Arguments object -> decoded parameters, or the problems. Never throws. */
+  readonly decode: (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>>
+  readonly handle: (params: unknown) => Effect.Effect<unknown, unknown, any>
+  /** Handler output -> result (or a defect, naming the tool, when it cannot be rendered). */
+  readonly toResult: (output: unknown, tool: string) => Either.Either<ToolResult.ToolResult, ToolError>
+  readonly failureMessage: (error: unknown) => string
+  /** Resource keys of a call; empty for none. */
+  readonly resources: (params: unknown) => ReadonlyArray<string>
+  readonly permission: Permission.Spec<unknown, any> | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// decoding
+// ---------------------------------------------------------------------------------------------------------------
+
+const tooDeep: Array<Problem> = [{ path: "", message: "arguments are nested too deeply to check" }]
+
+/** A decoder for a Schema-backed tool: all problems listed, unknown properties refused (as the schema says). */
+export const schemaDecoder = (
+  schema: Schema.Schema<any, any, never>,
+  strict: boolean
+): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
+  const decode = ParseResult.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })
+  const normalize = strict ? nullToAbsent(AST.encodedAST(schema.ast)) : undefined
+  return (args) => {
+    try {
+      const result = decode(normalize === undefined ? args : normalize(args))
+      // a Right is returned as is (no allocation on the hot path); only a failure is formatted
+      return Either.isRight(result)
+        ? result as unknown as Either.Either<unknown, Array<Problem>>
+        : Either.left(fromIssue(result.left))
+    } catch (error) {
+      // A decoder recursing through a value deeper than the stack: the guard in `Arguments.parse` makes this rare.
+      if (error instanceof RangeError) return Either.left(tooDeep)
+      throw error
+    }
+  }
+}
+
+/** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object as is. */
+export const jsonSchemaDecoder = (
+  schema: JsonSchema
+): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
+  const validate = Ajv.compile(schema)
+  return (args) => {
+    try {
+      const problems = validate(args)
+      return problems === undefined ? Either.right(args) : Either.left(problems)
+    } catch (error) {
+      if (error instanceof RangeError) return Either.left(tooDeep)
+      throw error
+    }
+  }
+}
+
+const admitsNull = (ast: AST.AST): boolean => {
+  switch (ast._tag) {
+    case "Literal":
+      return ast.literal === null
+    case "Union":
+      return ast.types.some(admitsNull)
+    case "Refinement":
+      return admitsNull(ast.from)
+    case "Suspend":
+      return admitsNull(ast.f())
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * Under OpenAI strict mode every property is required and optional ones are sent as `null`; this maps such a
+ * `null` back to "absent" before decoding, for optional properties whose type does not itself admit null.
+ * Objects are copied where a key is dropped, never mutated (the arguments may be the caller's).
+ */
+const nullToAbsent = (encoded: AST.AST): (u: unknown) => unknown => {
+  const memo = new Map<AST.AST, (u: unknown) => unknown>()
+  const build = (ast: AST.AST): ((u: unknown) => unknown) | undefined => {
+    switch (ast._tag) {
+      case "Refinement":
+        return build(ast.from)
+      case "Transformation":
+        return build(ast.from)
+      case "Suspend": {
+        const target = ast.f()
+        const cached = memo.get(target)
+        if (cached !== undefined) return cached
+        // recursion: the function for the target is filled in after the walk that may refer back to it
+        const ref: { inner?: ((u: unknown) => unknown) | undefined } = {}
+        const lazy = (u: unknown) => (ref.inner === undefined ? u : ref.inner(u))
+        memo.set(target, lazy)
+        ref.inner = build(target)
+        return lazy
+      }
+      case "TypeLiteral": {
+        const optional = new Set<string>()
+        const nested: Array<[string, (u: unknown) => unknown]> = []
+        for (const ps of ast.propertySignatures) {
+          if (typeof ps.name !== "string") continue
+          if (ps.isOptional && !admitsNull(ps.type)) optional.add(ps.name)
+          const inner = build(ps.type)
+          if (inner !== undefined) nested.push([ps.name, inner])
+        }
+        if (optional.size === 0 && nested.length === 0) return undefined
+        return (u) => {
+          if (typeof u !== "object" || u === null || Array.isArray(u)) return u
+          let out = u as Record<string, unknown>
+          for (const key of optional) {
+            if (out[key] === null) {
+              if (out === u) out = { ...out }
+              delete out[key]
+            }
+          }
+          for (const [key, inner] of nested) {
+            const value = out[key]
+            if (value === undefined) continue
+            const mapped = inner(value)
+            if (mapped !== value) {
+              if (out === u) out = { ...out }
+              out[key] = mapped
+            }
+          }
+          return out
+        }
+      }
+      case "TupleType": {
+        const rest = ast.rest.length > 0 ? build(ast.rest[0].type) : undefined
+        if (rest === undefined) return undefined
+        return (u) => {
+          if (!Array.isArray(u)) return u
+          let out = u
+          for (let i = 0; i < u.length; i++) {
+            const mapped = rest(u[i])
+            if (mapped !== u[i]) {
+              if (out === u) out = [...u]
+              out[i] = mapped
+            }
+          }
+          return out
+        }
+      }
+      case "Union": {
+        const members = ast.types.map(build).filter((f): f is (u: unknown) => unknown => f !== undefined)
+        if (members.length === 0) return undefined
+        // Only objects are rewritten, and only keys that are optional-and-not-nullable in some member: a null
+        // there cannot have been meant as null by any member that declares the key that way.
+        return (u) => members.reduce((acc, f) => f(acc), u)
+      }
+      default:
+        return undefined
+    }
+  }
+  return build(encoded) ?? ((u) => u)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// output mapping
+// ---------------------------------------------------------------------------------------------------------------
+
+const firstLine = (s: string): string => {
+  const line = s.split("\n", 1)[0].trim()
+  return line.length > 300 ? line.slice(0, 300) + "…" : line
+}
+
+/** A defect's one-line reason: its message, never a stack. */
+export const reasonOf = (defect: unknown): string => {
+  if (defect instanceof Error) return firstLine(defect.message === "" ? defect.name : defect.message)
+  if (typeof defect === "string") return firstLine(defect)
+  return preview(defect)
+}
+
+const defect = (tool: string, reason: string, error: unknown): ToolError =>
+  new ToolDefect({ tool, reason, cause: Cause.die(error) })
+
+/** Output mapping as DESIGN states: string, ToolResult, content parts, nothing, or JSON. */
+export const outputMapper = (
+  success: Schema.Schema<any, any, never> | undefined
+): (output: unknown, tool: string) => Either.Either<ToolResult.ToolResult, ToolError> => {
+  const encode = success === undefined ? undefined : ParseResult.encodeUnknownEither(success, { errors: "all" })
+  const mapValue = (value: unknown, tool: string): Either.Either<ToolResult.ToolResult, ToolError> => {
+    if (typeof value === "string") return Either.right(ToolResult.text(value))
+    if (value === undefined || value === null) return Either.right(ToolResult.text(""))
+    if (Array.isArray(value) && value.length > 0 && value.every(ToolResult.isContent)) {
+      return Either.right(ToolResult.parts(value))
+    }
+    let text: string | undefined
+    try {
+      text = JSON.stringify(value)
+    } catch (error) {
+      return Either.left(
+        defect(tool, `output cannot be converted to JSON: ${reasonOf(error)}`, error)
+      )
+    }
+    if (text === undefined) {
+      return Either.left(defect(tool, `output cannot be converted to JSON: it is a ${typeof value}`, value))
+    }
+    return Either.right(ToolResult.make({ content: [{ type: "text", text }], structured: value }))
+  }
+  return (output, tool) => {
+    if (ToolResult.isToolResult(output)) return Either.right(output)
+    if (encode === undefined) return mapValue(output, tool)
+    const encoded = encode(output)
+    if (Either.isLeft(encoded)) {
+      const problems = fromIssue(encoded.left).map((p) => (p.path === "" ? p.message : `${p.path}: ${p.message}`))
+      return Either.left(
+        defect(tool, `output does not match the tool's success schema: ${problems.join("; ")}`, encoded.left)
+      )
+    }
+    return mapValue(encoded.right, tool)
+  }
+}
+
+/** A typed failure's message: its own `message`, else its JSON (through the failure schema when there is one). */
+export const failureMessenger = (failure: Schema.Schema<any, any, never> | undefined): (error: unknown) => string => {
+  const encode = failure === undefined ? undefined : ParseResult.encodeUnknownEither(failure)
+  return (error) => {
+    if (typeof error === "string") return error
+    if (typeof error === "object" && error !== null && "message" in error) {
+      const message = (error as { message: unknown }).message
+      if (typeof message === "string" && message !== "") return message
+    }
+    let value = error
+    if (encode !== undefined) {
+      const encoded = encode(error)
+      if (Either.isRight(encoded)) value = encoded.right
+    }
+    try {
+      return JSON.stringify(value) ?? String(value)
+    } catch {
+      return String(value)
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// one call
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Parse, guard and decode. Synchronous and never throws: a throwing user refinement is the call's defect. */
+export const prepare = (kernel: Kernel, args: unknown): Either.Either<unknown, ToolError> => {
+  const parsed = Arguments.parse(args)
+  if (Arguments.isProblems(parsed)) return Either.left(invalid(kernel.name, parsed))
+  let decoded: Either.Either<unknown, Array<Problem>>
+  try {
+    decoded = kernel.decode(parsed)
+  } catch (error) {
+    return Either.left(defect(kernel.name, `checking the arguments failed: ${reasonOf(error)}`, error))
+  }
+  return Either.isRight(decoded)
+    ? decoded as unknown as Either.Either<unknown, ToolError>
+    : Either.left(invalid(kernel.name, decoded.left))
+}
+
+const invalid = (tool: string, problems: ReadonlyArray<Problem>): InvalidArguments =>
+  new InvalidArguments({ tool, problems: problems.map((p) => new ArgumentProblem(p)) })
+
+/** The resource keys of a prepared call; a throwing key function is a defect of that call. */
+export const resourcesOf = (kernel: Kernel, params: unknown): Either.Either<ReadonlyArray<string>, ToolError> => {
+  try {
+    return Either.right(kernel.resources(params))
+  } catch (error) {
+    return Either.left(defect(kernel.name, `computing the resource keys failed: ${reasonOf(error)}`, error))
+  }
+}
+
+/** Classifies how a handler (or a preview) ended. */
+export const classify = (
+  kernel: Kernel,
+  exit: Exit.Exit<unknown, unknown>,
+  partial: () => unknown
+): Either.Either<ToolResult.ToolResult, ToolError> => {
+  if (Exit.isSuccess(exit)) return kernel.toResult(exit.value, kernel.name)
+  const cause = exit.cause
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (isToolError(error)) return Either.left(error)
+    return Either.left(new ToolFailure({ tool: kernel.name, message: kernel.failureMessage(error), error }))
+  }
+  const died = Cause.dieOption(cause)
+  if (Option.isSome(died)) {
+    return Either.left(new ToolDefect({ tool: kernel.name, reason: reasonOf(died.value), cause }))
+  }
+  const p = partial()
+  return Either.left(new ToolInterrupted({ tool: kernel.name, ...(p === undefined ? {} : { partial: p }) }))
+}
+
+/** Asks permission for a call whose tool declares it. `undefined` means go ahead. */
+export const askPermission = (
+  kernel: Kernel,
+  callId: string,
+  params: unknown
+): Effect.Effect<ToolError | undefined, never, any> => {
+  const spec = kernel.permission
+  if (spec === undefined) return Effect.succeed(undefined)
+  return Effect.flatMap(Effect.serviceOption(Requester), (requester) => {
+    if (Option.isNone(requester)) return Effect.succeed(undefined)
+    return Effect.gen(function*() {
+      let description: string
+      let path: string | undefined
+      try {
+        description = spec.describe === undefined ? `${kernel.name} (${spec.action})` : spec.describe(params)
+        path = spec.path === undefined ? undefined : spec.path(params)
+      } catch (error) {
+        return defect(kernel.name, `describing the call for permission failed: ${reasonOf(error)}`, error)
+      }
+      let preview: string | undefined
+      if (spec.preview !== undefined) {
+        const exit = yield* Effect.exit(Effect.suspend(() => spec.preview!(params)))
+        if (Exit.isFailure(exit)) {
+          const outcome = classify(kernel, exit, () => undefined)
+          return Either.isLeft(outcome) ? outcome.left : undefined
+        }
+        preview = exit.value
+      }
+      const decision = yield* requester.value.request({
+        callId,
+        tool: kernel.name,
+        action: spec.action,
+        description,
+        path,
+        parameters: params,
+        annotations: kernel.annotations,
+        preview
+      })
+      if (decision._tag === "Allow") return undefined
+      return new PermissionDenied({
+        tool: kernel.name,
+        description,
+        ...(decision.reason === undefined ? {} : { reason: decision.reason })
+      })
+    })
+  })
+}
+
+/**
+ * Runs a prepared call's handler in its call context, under its timeout, and classifies the outcome. Interruption
+ * of the handler by itself becomes `ToolInterrupted`; interruption from outside propagates (the executor turns it
+ * into the call's `ToolInterrupted` with the last partial output).
+ */
+export const runHandler = (
+  kernel: Kernel,
+  callId: string,
+  params: unknown,
+  options: {
+    readonly timeout?: Duration.Duration | undefined
+    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+    /** Where the last `partial` output is kept, so an interruption from outside can still report it. */
+    readonly partial?: { value: unknown } | undefined
+  }
+): Effect.Effect<Either.Either<ToolResult.ToolResult, ToolError>, never, any> => {
+  const partial = options.partial ?? { value: undefined }
+  const onProgress = options.onProgress
+  const context: CallContext = {
+    id: callId,
+    name: kernel.name,
+    annotations: kernel.annotations,
+    report: (progress) => {
+      if (progress.partial !== undefined) partial.value = progress.partial
+      return onProgress === undefined ? Effect.void : onProgress(progress)
+    }
+  }
+  const timeout = kernel.timeout ?? options.timeout
+  let handler: Effect.Effect<Exit.Exit<unknown, unknown>, never, any> = Effect.exit(
+    Effect.locally(Effect.suspend(() => kernel.handle(params)), currentCall, context)
+  )
+  if (timeout === undefined) {
+    return Effect.map(handler, (exit) => classify(kernel, exit, () => partial.value))
+  }
+  handler = Effect.timeoutTo(handler, {
+    duration: timeout,
+    onSuccess: (exit) => exit,
+    onTimeout: () => timedOut
+  })
+  return Effect.map(handler, (exit) =>
+    exit === timedOut
+      ? Either.left(new ToolTimeout({ tool: kernel.name, timeout: Duration.decode(timeout) }))
+      : classify(kernel, exit, () => partial.value))
+}
+
+/** A value no handler can produce: identity tells a timeout apart from any exit. */
+const timedOut: Exit.Exit<unknown, unknown> = Exit.die(Symbol.for("effect-agent-tools/timedOut"))
