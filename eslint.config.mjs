@@ -1,9 +1,9 @@
-import js from "@eslint/js"
 import effect from "@effect/eslint-plugin"
+import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", ".tsbuildinfo/**", "coverage/**", "**/*.d.ts"] },
+  { ignores: ["dist/**", "scratch/**", "node_modules/**", ".tsbuildinfo/**", "coverage/**", "**/*.d.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

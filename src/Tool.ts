@@ -369,9 +369,14 @@ export const make = <
   })
 }
 
+/**
+ * A schema from elsewhere as served: an object root with `properties` and `required`, and no `$schema`/`$id` (what
+ * is served is read as draft 2020-12; the schema is still validated under the draft it declares).
+ */
 const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
   if (schema === undefined) return { type: "object", properties: {}, required: [] }
-  const out: Record<string, unknown> = { ...schema }
+  const { $id: _id, $schema: _schema, ...rest } = schema
+  const out: Record<string, unknown> = rest
   if (out.type === undefined) out.type = "object"
   if (out.type === "object") {
     if (out.properties === undefined) out.properties = {}
@@ -415,7 +420,9 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
   let decode: Internal.Kernel["decode"] = (args) => Either.right(args)
   if (options.validate !== false) {
     try {
-      decode = Internal.jsonSchemaDecoder(standard)
+      decode = Internal.jsonSchemaDecoder(
+        options.parameters?.$schema === undefined ? standard : { ...standard, $schema: options.parameters.$schema }
+      )
     } catch (error) {
       throw new Error(
         `tool ${JSON.stringify(name)}: its JSON Schema cannot be compiled: ${
@@ -458,7 +465,8 @@ export const isTool = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
 
 /**
  * Runs one call end to end: parse and check the arguments, ask permission if the tool declares it, run the
- * handler (under the tool's timeout, else `options.timeout`), map the output and classify any failure. The result
+ * handler (under the tool's timeout, else `options.timeout`), map the output and classify any failure, and record a
+ * recordable `details` when a `Recorder` is installed. The result
  * is an `Either`; the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler
  * (the executor is what turns that into a `ToolInterrupted` outcome).
  *
@@ -497,10 +505,13 @@ export const execute = <Name extends string, R>(
   const prepared = Internal.prepare(kernel, call.arguments)
   if (Either.isLeft(prepared)) return Effect.succeed(Either.left(prepared.left))
   const params = prepared.right
-  const run = Internal.runHandler(kernel, call.id, params, {
-    timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
-    onProgress: options?.onProgress
-  })
+  const run = Effect.tap(
+    Internal.runHandler(kernel, call.id, params, {
+      timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+      onProgress: options?.onProgress
+    }),
+    (outcome) => Internal.recordDetails(call.id, kernel.name, outcome)
+  )
   if (kernel.permission === undefined) return run
   return Effect.flatMap(
     Internal.askPermission(kernel, call.id, params),

@@ -194,7 +194,7 @@ export const anthropic = (tool: Any): Anthropic => ({
 
 /**
  * The Gemini function declaration. Throws `ToolSchema.UnsupportedSchemaError` for shapes Gemini cannot take
- * (recursion, tuples).
+ * (recursion, records, tuples).
  *
  * @example
  * ```ts

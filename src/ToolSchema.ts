@@ -6,16 +6,23 @@
  * - `"standard"`: JSON Schema draft 2020-12, what MCP serves. An object root with `type`, `properties` and
  *   `required` always present; no `$schema`, `$id` or auto-generated titles; descriptions kept; named sub-schemas
  *   inlined; `$ref`/`$defs` only for recursion. Transformations serve their encoded side (`Schema.Date` is a
- *   string with `format: "date-time"`, `NumberFromString` a string).
+ *   string with `format: "date-time"`, `NumberFromString` and `Schema.BigInt` strings with the `pattern` their
+ *   decoder reads).
  * - `"openai-strict"`: every property in `required`, optional ones nullable (`anyOf [T, {type: "null"}]`; a
  *   nullable enum lists `null` last), `additionalProperties: false` on every object, keywords OpenAI refuses
  *   (`minLength`, `maxLength`, `default`, `examples`) left out (the decoder still enforces them); records, tuples and
  *   unconstrained values refused. Decoding a strict tool's arguments maps `null` back to absent.
- * - `"gemini"`: the OpenAPI subset Gemini takes: nullable as `nullable: true`, no `additionalProperties`; recursion,
- *   tuples and unconstrained values refused.
+ * - `"gemini"`: the OpenAPI subset Gemini takes: nullable as `nullable: true`, no `additionalProperties`, `enum`
+ *   only on strings (the allowed numbers or booleans go into the description instead); recursion, records, tuples
+ *   and unconstrained values refused.
  *
- * Known gap: a refinement on the decoded side of a transformation (`Schema.Trim.pipe(Schema.minLength(1))`) has no
- * encoded form, so it is not served; the decoder enforces it and the model gets an `invalid arguments` line.
+ * Known gaps, where the served schema admits what the decoder refuses (the model gets an `invalid arguments` line):
+ * - a refinement on the decoded side of a transformation (`Schema.Trim.pipe(Schema.minLength(1))`) has no encoded
+ *   form, so it is not served;
+ * - `Schema.Int` is served as `type: "integer"` but also wants a safe integer (within ±(2^53 - 1));
+ * - `minLength`/`maxLength` count code points in JSON Schema, UTF-16 units in the decoder (an emoji is 1 and 2);
+ * - `format: "date-time"` admits a leap second (`23:59:60`), which no JS `Date` holds;
+ * - a record admits a `__proto__` key, which the argument guard refuses.
  *
  * @since 0.1.0
  */

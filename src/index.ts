@@ -11,7 +11,11 @@
  */
 
 /** @since 0.1.0 */
+export * as Executor from "./Executor.js"
+/** @since 0.1.0 */
 export * as Permission from "./Permission.js"
+/** @since 0.1.0 */
+export * as Recorder from "./Recorder.js"
 /** @since 0.1.0 */
 export * as Tool from "./Tool.js"
 /** @since 0.1.0 */

@@ -101,21 +101,56 @@ const expected = (error: ErrorObject): string => {
   }
 }
 
-/** Ajv's errors as problem lines. `anyOf`/`oneOf` members' own errors are folded into one line for the union. */
+/** What a property's own schema expects, for the line about it being missing. */
+const expectedOf = (schema: unknown): string | undefined => {
+  if (typeof schema !== "object" || schema === null) return undefined
+  const s = schema as Record<string, unknown>
+  if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(", ")}`
+  if ("const" in s) return JSON.stringify(s.const)
+  if (typeof s.type === "string") return typeNoun(s.type)
+  if (Array.isArray(s.type)) return s.type.map((t) => typeNoun(String(t))).join(" or ")
+  return undefined
+}
+
+/**
+ * Ajv's errors as problem lines, at most {@link MAX_PROBLEMS} formatted (a huge invalid input costs a count, not a
+ * line per item). The member errors of a failed `anyOf`/`oneOf` are folded into the one line for the union.
+ */
 const fromErrors = (errors: ReadonlyArray<ErrorObject>): Array<Problem> => {
-  const unions = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")
-  const insideUnion = (e: ErrorObject) =>
-    unions.some((u) => u !== e && e.schemaPath.startsWith(u.schemaPath.slice(0, -u.keyword.length)))
+  const unionLocations = new Set<string>()
+  for (const e of errors) {
+    if (e.keyword === "anyOf" || e.keyword === "oneOf") unionLocations.add(e.schemaPath.slice(0, -e.keyword.length))
+  }
+  const insideUnion = (e: ErrorObject): boolean => {
+    if (unionLocations.size === 0) return false
+    const path = e.schemaPath
+    for (let at = path.indexOf("/"); at >= 0; at = path.indexOf("/", at + 1)) {
+      if (unionLocations.has(path.slice(0, at + 1)) && path.length > at + 1) return true
+    }
+    return false
+  }
   const out: Array<Problem> = []
   const seen = new Set<string>()
+  let dropped = 0
   for (const error of errors) {
     if (error.keyword !== "anyOf" && error.keyword !== "oneOf" && insideUnion(error)) continue
+    if (out.length >= MAX_PROBLEMS) {
+      dropped++
+      continue
+    }
     const path = pointerToPath(error.instancePath)
     let line: Problem
     switch (error.keyword) {
       case "required": {
         const missing = (error.params as { missingProperty: string }).missingProperty
-        line = { path: formatPath(path.concat(missing)), message: "missing required property" }
+        const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties
+        const expected = expectedOf(properties?.[missing])
+        line = {
+          path: formatPath(path.concat(missing)),
+          message: expected === undefined
+            ? "missing required property"
+            : `missing required property, expected ${expected}`
+        }
         break
       }
       case "additionalProperties": {
@@ -135,10 +170,6 @@ const fromErrors = (errors: ReadonlyArray<ErrorObject>): Array<Problem> => {
     seen.add(key)
     out.push(line)
   }
-  if (out.length > MAX_PROBLEMS) {
-    const dropped = out.length - MAX_PROBLEMS
-    out.length = MAX_PROBLEMS
-    out.push({ path: "", message: `…and ${dropped} more problem${dropped === 1 ? "" : "s"}` })
-  }
+  if (dropped > 0) out.push({ path: "", message: `…and ${dropped} more problem${dropped === 1 ? "" : "s"}` })
   return out
 }

@@ -139,6 +139,8 @@ const constraintText = (c: Record<string, unknown>, noun: string): string => {
   const max = c.maxLength as number | undefined
   if (min !== undefined && max !== undefined && min === max) {
     parts.push(`of exactly ${min} character${min === 1 ? "" : "s"}`)
+  } else if (min !== undefined && max !== undefined) {
+    parts.push(`of ${min} to ${max} characters`)
   } else {
     if (min !== undefined) parts.push(`of at least ${min} character${min === 1 ? "" : "s"}`)
     if (max !== undefined) parts.push(`of at most ${max} character${max === 1 ? "" : "s"}`)
@@ -168,7 +170,8 @@ const decodesToDate = (ast: AST.Transformation): boolean => {
   return AST.isDeclaration(to) && to.annotations[AST.SchemaIdAnnotationId] === DateFromSelfSchemaId
 }
 
-const describeRefinement = (ast: AST.Refinement): string => {
+/** What a chain of refinements expects, when it says more than "a valid <base type>". */
+const refinementExpectation = (ast: AST.Refinement): string | undefined => {
   const message = Option.getOrUndefined(AST.getMessageAnnotation(ast))
   if (message !== undefined) {
     // A message annotation is the author's own wording for this failure: use it when it is a plain string.
@@ -194,9 +197,10 @@ const describeRefinement = (ast: AST.Refinement): string => {
   const noun = constraints.type === "integer" ? "integer" : nounOf(base)
   delete constraints.type
   if (Object.keys(constraints).length > 0 || noun === "integer") return constraintText(constraints, noun)
-  if (described !== undefined) return described
-  return `a valid ${nounOf(base)}`
+  return described
 }
+
+const describeRefinement = (ast: AST.Refinement): string => refinementExpectation(ast) ?? `a valid ${nounOf(ast)}`
 
 const nounOf = (ast: AST.AST): string => {
   switch (ast._tag) {
@@ -307,48 +311,77 @@ const messageOf = (issue: ParseResult.ParseIssue): string | undefined => {
 export const fromIssue = (issue: ParseResult.ParseIssue): Array<Problem> => {
   const out: Array<Problem> = []
   let dropped = 0
-  const push = (path: ReadonlyArray<PropertyKey>, message: string) => {
-    if (out.length < MAX_PROBLEMS) out.push({ path: formatPath(path), message })
+  // The message is built only for a problem that is listed: past the cap only the count matters, and a 10 MB
+  // array of wrong items must not be previewed and described five million times.
+  const push = (path: ReadonlyArray<PropertyKey>, message: () => string) => {
+    if (out.length < MAX_PROBLEMS) out.push({ path: formatPath(path), message: message() })
     else dropped++
   }
   const walk = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>, parent: AST.AST | undefined) => {
     const custom = messageOf(issue)
-    if (custom !== undefined) return push(path, custom)
+    if (custom !== undefined) return push(path, () => custom)
     switch (issue._tag) {
       case "Pointer": {
+        if (out.length >= MAX_PROBLEMS) return walk(issue.issue, path, parent) // only counted: no path needed
         const next = Array.isArray(issue.path) ? path.concat(issue.path) : path.concat([issue.path as PropertyKey])
         return walk(issue.issue, next, parent)
       }
       case "Missing":
         // `ast` is the property signature (or tuple element); what it expects is its type
-        return push(path, `missing required property, expected ${describe(issue.ast.type)}`)
-      case "Unexpected": {
-        const known = parent !== undefined && AST.isTypeLiteral(parent)
-          ? parent.propertySignatures.map((ps) => String(ps.name))
-          : []
-        return push(
-          path,
-          known.length > 0
+        return push(path, () => `missing required property, expected ${describe(issue.ast.type)}`)
+      case "Unexpected":
+        return push(path, () => {
+          const known = parent !== undefined && AST.isTypeLiteral(parent)
+            ? parent.propertySignatures.map((ps) => String(ps.name))
+            : []
+          return known.length > 0
             ? `unexpected property; the known properties are ${known.join(", ")}`
             : "unexpected property"
-        )
-      }
+        })
       case "Type":
-        return push(path, issue.message ?? mismatch(issue.ast, issue.actual))
+        return push(path, () => issue.message ?? mismatch(issue.ast, issue.actual))
       case "Forbidden":
-        return push(path, issue.message ?? "cannot be checked")
-      case "Refinement":
-        if (issue.kind === "From") return walk(issue.issue, path, parent)
-        return push(path, `expected ${describeRefinement(issue.ast)}, got ${preview(issue.actual)}`)
+        return push(path, () => issue.message ?? "cannot be checked")
+      case "Refinement": {
+        if (issue.kind === "Predicate") {
+          // a predicate that returned a string (`filter((s) => ok(s) || "must be absolute")`): the author's words
+          const authored = issue.issue._tag === "Type" ? issue.issue.message : undefined
+          if (authored !== undefined) return push(path, () => authored)
+          return push(path, () => `expected ${describeRefinement(issue.ast)}, got ${preview(issue.actual)}`)
+        }
+        // A chain of refinements (`Int.pipe(between(0, 5))`) is described whole, whichever link failed or when the
+        // value is not even of the base type: the model learns every constraint at once, as the served JSON Schema
+        // states them (`expected an integer between 0 and 5`, not `expected a number`).
+        let link: ParseResult.ParseIssue = issue.issue
+        while (link._tag === "Refinement" && link.kind === "From") link = link.issue
+        if (link._tag === "Refinement" && messageOf(link) === undefined) {
+          const actual = link.actual
+          return push(path, () => `expected ${describeRefinement(issue.ast)}, got ${preview(actual)}`)
+        }
+        // not even of the base type: the refinement's constraints, unless they say no more than the base type does
+        // (past the cap the walk below counts the same one problem without describing it)
+        const expected = out.length < MAX_PROBLEMS && link._tag === "Type" && link.message === undefined &&
+            messageOf(link) === undefined
+          ? refinementExpectation(issue.ast)
+          : undefined
+        if (expected !== undefined) {
+          const actual = link.actual
+          return push(path, () => `expected ${expected}, got ${preview(actual)}`)
+        }
+        return walk(issue.issue, path, parent)
+      }
       case "Transformation":
-        if (issue.kind === "Transformation") return push(path, mismatch(issue.ast, issue.actual))
+        if (issue.kind === "Transformation") return push(path, () => mismatch(issue.ast, issue.actual))
         return walk(issue.issue, path, parent)
       case "Composite": {
         const issues = Array.isArray(issue.issues) ? issue.issues : [issue.issues as ParseResult.ParseIssue]
         if (AST.isUnion(issue.ast)) {
           const deeper = issues.filter((i) => !failedAtTop(i))
           if (deeper.length === 1) return walk(deeper[0], path, issue.ast)
-          return push(path, mismatch(issue.ast, issue.actual))
+          // An optional property is a union with `undefined`; a value that came is judged by the other member alone
+          const present = issues.filter((i) => !(i._tag === "Type" && AST.isUndefinedKeyword(i.ast)))
+          if (present.length === 1) return walk(present[0], path, issue.ast)
+          return push(path, () => mismatch(issue.ast, issue.actual))
         }
         for (const i of issues) walk(i, path, issue.ast)
         return

@@ -9,6 +9,7 @@
  * @internal
  */
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 
 /** A JSON Schema document or fragment. */
@@ -47,7 +48,23 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
 // ---------------------------------------------------------------------------------------------------------------
 
 const DateFromSelfSchemaId = Symbol.for("effect/SchemaId/DateFromSelf")
+const ValidDateSchemaId = Symbol.for("effect/SchemaId/ValidDate")
 const ParseJsonSchemaId = Symbol.for("effect/schema/ParseJson")
+
+/**
+ * What `Number(s)` (behind `Schema.NumberFromString`) accepts, narrowed to the plain notations, and everything
+ * `String(n)` writes (`"1e+21"`, `"NaN"`, `"-Infinity"`): served so a model is not told any string will do.
+ */
+const NUMBER_STRING_PATTERN = "^(?:[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?Infinity|NaN)$"
+
+/**
+ * String encodings whose decoder refuses most strings, with the constraint that says which ones it takes. Keyed
+ * by the transformation itself, which `.annotations(...)` keeps, so an annotated `NumberFromString` is found too.
+ */
+const stringEncodings = new Map<AST.Transformation["transformation"], JsonSchema>([
+  [(Schema.NumberFromString.ast as AST.Transformation).transformation, { pattern: NUMBER_STRING_PATTERN }],
+  [(Schema.BigInt.ast as AST.Transformation).transformation, { pattern: "^[+-]?[0-9]+$" }]
+])
 
 const keywordDefaults = new Map<AST.AST["_tag"], unknown>([
   ["StringKeyword", AST.stringKeyword.annotations[AST.DescriptionAnnotationId]],
@@ -262,6 +279,11 @@ const nodeWithoutHook = (ast: AST.AST, path: ReadonlyArray<PropertyKey>, walk: W
     case "Suspend":
       return go(ast.f(), path, walk)
     case "Refinement":
+      // `Schema.Date`'s "a valid Date" says nothing `format: "date-time"` does not; a description of the author's
+      // own on the refinement is kept.
+      if (ast.annotations[AST.SchemaIdAnnotationId] === ValidDateSchemaId && descriptionOf(ast) === "a valid Date") {
+        return go(ast.from, path, walk)
+      }
       // A refinement without a JSON Schema hook (a user `Schema.filter`) is served as what it refines, with the
       // refinement's description when it has one; the decoder enforces the predicate.
       return withAnnotations(go(ast.from, path, walk), ast)
@@ -389,22 +411,22 @@ const transformationSchema = (ast: AST.Transformation, path: ReadonlyArray<Prope
     from = { ...from, format: "date-time" }
     delete from.description
   }
+  const encoding = stringEncodings.get(ast.transformation)
+  if (encoding !== undefined && from.type === "string") from = mergeConstraints(from, encoding)
   if (ast.transformation._tag === "TypeLiteralTransformation" && typeof from.properties === "object") {
     // Descriptions written on the decoded side's properties (`optionalWith(..., { default })` fields, renamed keys)
-    // belong to the encoded property the model fills in.
+    // belong to the encoded property the model fills in. One written on the property itself is the author's word
+    // and wins over the encoded type's own (which may be a built-in one such as Int's "an integer").
     const to = AST.typeAST(ast.to)
     if (AST.isTypeLiteral(to)) {
       const properties = { ...(from.properties as JsonSchema) }
       for (const t of ast.transformation.propertySignatureTransformations) {
         const target = to.propertySignatures.find((ps) => ps.name === t.to)
-        const description = target === undefined ?
-          undefined :
-          Option.getOrUndefined(AST.getDescriptionAnnotation(target)) ??
-            descriptionOf(target.type)
         const current = properties[t.from as string] as JsonSchema | undefined
-        if (description !== undefined && current !== undefined && current.description === undefined) {
-          properties[t.from as string] = { ...current, description }
-        }
+        if (target === undefined || current === undefined) continue
+        const own = Option.getOrUndefined(AST.getDescriptionAnnotation(target))
+        const description = own ?? (current.description === undefined ? descriptionOf(target.type) : undefined)
+        if (description !== undefined) properties[t.from as string] = { ...current, description }
       }
       from = { ...from, properties }
     }
@@ -564,6 +586,13 @@ const toGemini = (schema: JsonSchema, path: ReadonlyArray<PropertyKey>): JsonSch
   if ("prefixItems" in schema) {
     throw new UnsupportedSchemaError(formatPath(path), "a tuple is refused for Gemini; use an array or a struct")
   }
+  // Gemini has no `additionalProperties`: a record would be served as an object with no properties at all
+  if (
+    (typeof schema.additionalProperties === "object" && schema.additionalProperties !== null) ||
+    "patternProperties" in schema || "propertyNames" in schema
+  ) {
+    throw new UnsupportedSchemaError(formatPath(path), "a record (an object with arbitrary keys) is refused for Gemini")
+  }
   if (Array.isArray(schema.anyOf)) {
     const members = schema.anyOf as Array<JsonSchema>
     const nonNull = members.filter((m) => !isNullSchema(m))
@@ -595,6 +624,13 @@ const toGemini = (schema: JsonSchema, path: ReadonlyArray<PropertyKey>): JsonSch
   }
   if (out.type === "object" && out.properties === undefined && schema.additionalProperties !== undefined) {
     throw new UnsupportedSchemaError(formatPath(path), "a record (an object with arbitrary keys) is refused for Gemini")
+  }
+  if (Array.isArray(out.enum) && out.type !== "string") {
+    // Gemini takes `enum` on strings only and refuses the whole declaration otherwise: the allowed values move to
+    // the description, and the decoder still enforces them.
+    const allowed = `one of ${out.enum.map((v) => JSON.stringify(v)).join(", ")}`
+    delete out.enum
+    out.description = typeof out.description === "string" ? `${out.description} (${allowed})` : allowed
   }
   return out
 }

@@ -13,10 +13,11 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import type * as Schema from "effect/Schema"
-import * as AST from "effect/SchemaAST"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 import type * as Permission from "../Permission.js"
 import { Requester } from "../Permission.js"
+import * as Recorder from "../Recorder.js"
 import type { ToolError } from "../ToolError.js"
 import {
   ArgumentProblem,
@@ -66,7 +67,9 @@ export const schemaDecoder = (
   strict: boolean
 ): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
   const decode = ParseResult.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })
-  const normalize = strict ? nullToAbsent(AST.encodedAST(schema.ast)) : undefined
+  // the schema's own AST, not `AST.encodedAST`: that builds new nodes on every `Suspend`, which would defeat the
+  // memo that stops the walk on a recursive schema (`nullToAbsent` follows transformations to their encoded side)
+  const normalize = strict ? nullToAbsent(schema.ast) : undefined
   return (args) => {
     try {
       const result = decode(normalize === undefined ? args : normalize(args))
@@ -105,6 +108,7 @@ const admitsNull = (ast: AST.AST): boolean => {
     case "Union":
       return ast.types.some(admitsNull)
     case "Refinement":
+    case "Transformation":
       return admitsNull(ast.from)
     case "Suspend":
       return admitsNull(ast.f())
@@ -212,9 +216,14 @@ const firstLine = (s: string): string => {
 
 /** A defect's one-line reason: its message, never a stack. */
 export const reasonOf = (defect: unknown): string => {
-  if (defect instanceof Error) return firstLine(defect.message === "" ? defect.name : defect.message)
-  if (typeof defect === "string") return firstLine(defect)
-  return preview(defect)
+  try {
+    if (defect instanceof Error) return firstLine(defect.message === "" ? defect.name : defect.message)
+    if (typeof defect === "string") return firstLine(defect)
+    return preview(defect)
+  } catch {
+    // a defect whose message getter throws must not turn the call's outcome into a crash
+    return "a value that cannot be shown"
+  }
 }
 
 const defect = (tool: string, reason: string, error: unknown): ToolError =>
@@ -247,7 +256,15 @@ export const outputMapper = (
   return (output, tool) => {
     if (ToolResult.isToolResult(output)) return Either.right(output)
     if (encode === undefined) return mapValue(output, tool)
-    const encoded = encode(output)
+    let encoded: Either.Either<unknown, ParseResult.ParseIssue>
+    try {
+      encoded = encode(output)
+    } catch (error) {
+      // a transformation in the success schema that throws
+      return Either.left(
+        defect(tool, `encoding the output with the tool's success schema failed: ${reasonOf(error)}`, error)
+      )
+    }
     if (Either.isLeft(encoded)) {
       const problems = fromIssue(encoded.left).map((p) => (p.path === "" ? p.message : `${p.path}: ${p.message}`))
       return Either.left(
@@ -258,18 +275,39 @@ export const outputMapper = (
   }
 }
 
-/** A typed failure's message: its own `message`, else its JSON (through the failure schema when there is one). */
+/**
+ * The class of a `Schema.TaggedError` whose `message` is the one Effect generates for a class declared without a
+ * `message` field: it prints the fields (`{ path: "a.txt" }`) and drops the tag, so it is not a message anyone
+ * wrote, and the error reads better as its encoded JSON (`{"path":"a.txt","_tag":"FileNotFound"}`). Effect defines
+ * that getter on the class `Schema.TaggedError` returns, the one class of the chain with its own static `_tag`; a
+ * subclass that overrides `message` defines its own getter first.
+ */
+const generatedMessageClass = (error: object): Schema.Schema<any, any, never> | undefined => {
+  if (Object.hasOwn(error, "message")) return undefined
+  let proto: object | null = Object.getPrototypeOf(error)
+  while (proto !== null && !Object.hasOwn(proto, "message")) proto = Object.getPrototypeOf(proto)
+  const owner: unknown = proto === null ? undefined : (proto as { constructor?: unknown }).constructor
+  return Schema.isSchema(owner) && Object.hasOwn(owner, "_tag") ? owner as Schema.Schema<any, any, never> : undefined
+}
+
+/**
+ * A typed failure's message: its own `message`, else its JSON (encoded through the failure schema when there is
+ * one, or through its own class for a `Schema.TaggedError`). May throw for a hostile error value (a throwing
+ * `message` getter); `classify` turns that into the call's defect.
+ */
 export const failureMessenger = (failure: Schema.Schema<any, any, never> | undefined): (error: unknown) => string => {
   const encode = failure === undefined ? undefined : ParseResult.encodeUnknownEither(failure)
   return (error) => {
     if (typeof error === "string") return error
-    if (typeof error === "object" && error !== null && "message" in error) {
+    const generated = typeof error === "object" && error !== null ? generatedMessageClass(error) : undefined
+    if (generated === undefined && typeof error === "object" && error !== null && "message" in error) {
       const message = (error as { message: unknown }).message
       if (typeof message === "string" && message !== "") return message
     }
     let value = error
-    if (encode !== undefined) {
-      const encoded = encode(error)
+    const encoder = encode ?? (generated === undefined ? undefined : ParseResult.encodeUnknownEither(generated))
+    if (encoder !== undefined) {
+      const encoded = encoder(error)
       if (Either.isRight(encoded)) value = encoded.right
     }
     try {
@@ -323,7 +361,19 @@ export const classify = (
   if (Option.isSome(failure)) {
     const error = failure.value
     if (isToolError(error)) return Either.left(error)
-    return Either.left(new ToolFailure({ tool: kernel.name, message: kernel.failureMessage(error), error }))
+    let message: string
+    try {
+      message = kernel.failureMessage(error)
+    } catch (thrown) {
+      return Either.left(
+        new ToolDefect({
+          tool: kernel.name,
+          reason: `rendering its error failed: ${reasonOf(thrown)}`,
+          cause: Cause.sequential(cause, Cause.die(thrown))
+        })
+      )
+    }
+    return Either.left(new ToolFailure({ tool: kernel.name, message, error }))
   }
   const died = Cause.dieOption(cause)
   if (Option.isSome(died)) {
@@ -361,16 +411,32 @@ export const askPermission = (
         }
         preview = exit.value
       }
-      const decision = yield* requester.value.request({
-        callId,
-        tool: kernel.name,
-        action: spec.action,
-        description,
-        path,
-        parameters: params,
-        annotations: kernel.annotations,
-        preview
-      })
+      const asked = yield* Effect.exit(Effect.suspend(() =>
+        requester.value.request({
+          callId,
+          tool: kernel.name,
+          action: spec.action,
+          description,
+          path,
+          parameters: params,
+          annotations: kernel.annotations,
+          preview
+        })
+      ))
+      if (Exit.isFailure(asked)) {
+        // a requester that dies (a prompt that crashed) fails this call, never the caller: `execute` never dies
+        const died = Cause.dieOption(asked.cause)
+        if (Option.isSome(died)) {
+          return new ToolDefect({
+            tool: kernel.name,
+            reason: `asking for permission failed: ${reasonOf(died.value)}`,
+            cause: asked.cause
+          })
+        }
+        const outcome = classify(kernel, asked, () => undefined)
+        return Either.isLeft(outcome) ? outcome.left : undefined
+      }
+      const decision = asked.value
       if (decision._tag === "Allow") return undefined
       return new PermissionDenied({
         tool: kernel.name,
@@ -428,3 +494,22 @@ export const runHandler = (
 
 /** A value no handler can produce: identity tells a timeout apart from any exit. */
 const timedOut: Exit.Exit<unknown, unknown> = Exit.die(Symbol.for("effect-agent-tools/timedOut"))
+
+/**
+ * Records a successful result's recordable `details` once more as the call ends (phase `"end"`). The side effect
+ * has happened: a record that cannot be written is logged, and the call stays a success the model will not retry.
+ */
+export const recordDetails = (
+  callId: string,
+  tool: string,
+  outcome: Either.Either<ToolResult.ToolResult, ToolError>
+): Effect.Effect<void> => {
+  if (Either.isLeft(outcome) || !Recorder.isRecordable(outcome.right.details)) return Effect.void
+  const record = outcome.right.details
+  return Effect.flatMap(Effect.serviceOption(Recorder.Recorder), (recorder) =>
+    Option.isNone(recorder)
+      ? Effect.void
+      : recorder.value.write({ callId, tool, phase: "end", record }).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`recording the result of call ${callId} failed: ${error.message}`))
+      ))
+}
