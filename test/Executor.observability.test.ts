@@ -1,0 +1,311 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { MetricPair } from "effect"
+import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock, Tracer } from "effect"
+import { Executor, Permission, Tool, Toolkit } from "../src/index.js"
+
+// Metrics live in one global registry shared by every test in the worker: every tool here has a name no other test
+// file uses, and each test reads counts as differences from before its batch.
+
+/** A tracer that keeps every span it makes (the native tracer's spans, which record attributes and status). */
+const collectingTracer = Effect.map(Effect.tracer, (native) => {
+  const spans: Array<Tracer.Span> = []
+  const tracer = Tracer.make({
+    span: (...args) => {
+      const span = native.span(...args)
+      spans.push(span)
+      return span
+    },
+    context: (f) => f()
+  })
+  return { spans, tracer }
+})
+
+const callSpans = (spans: ReadonlyArray<Tracer.Span>) => spans.filter((span) => span.name === "Executor.call")
+
+const spanOf = (spans: ReadonlyArray<Tracer.Span>, callId: string): Tracer.Span => {
+  const found = callSpans(spans).filter((span) => span.attributes.get("tool.call_id") === callId)
+  expect(found).toHaveLength(1)
+  return found[0]
+}
+
+const attributesOf = (span: Tracer.Span) => Object.fromEntries(span.attributes)
+
+const hasTags = (pair: MetricPair.MetricPair.Untyped, name: string, tags: Record<string, string>): boolean =>
+  pair.metricKey.name === name
+  && Object.entries(tags).every(([key, value]) =>
+    pair.metricKey.tags.some((tag) => tag.key === key && tag.value === value)
+  )
+  && pair.metricKey.tags.length === Object.keys(tags).length
+
+/** `agent_tools_calls_total{tool, outcome}`, 0 when it has never been counted. */
+const callsTotal = (tool: string, outcome: string) =>
+  Effect.map(Metric.snapshot, (pairs) => {
+    const pair = pairs.find((p) => hasTags(p, "agent_tools_calls_total", { tool, outcome }))
+    if (pair === undefined) return 0
+    expect(MetricState.isCounterState(pair.metricState)).toBe(true)
+    return (pair.metricState as MetricState.MetricState.Counter<number>).count
+  })
+
+/** A histogram by tool (`agent_tools_call_duration_ms`, `agent_tools_resource_wait_ms`), undefined if never used. */
+const histogram = (name: string, tool: string) =>
+  Effect.map(Metric.snapshot, (pairs) => {
+    const pair = pairs.find((p) => hasTags(p, name, { tool }))
+    if (pair === undefined) return undefined
+    expect(MetricState.isHistogramState(pair.metricState)).toBe(true)
+    return pair.metricState as MetricState.MetricState.Histogram
+  })
+
+class Refused extends Schema.TaggedError<Refused>()("Refused", { why: Schema.String }) {
+  override get message() {
+    return `refused: ${this.why}`
+  }
+}
+
+const Ok = Tool.make("obs_ok", {
+  description: "Succeeds",
+  parameters: { path: Schema.String },
+  resource: ({ path }) => ["file:" + path, "dir:" + path.split("/")[0]],
+  handler: ({ path }) => Effect.succeed(`read ${path}`)
+})
+
+const Fails = Tool.make("obs_fails", {
+  description: "Fails with a typed error",
+  failure: Refused,
+  handler: () => Effect.fail(new Refused({ why: "no" }))
+})
+
+const Dies = Tool.make("obs_dies", {
+  description: "Dies",
+  handler: () => Effect.die(new Error("boom"))
+})
+
+const Guarded = Tool.make("obs_guarded", {
+  description: "Needs permission",
+  permission: { action: "write" },
+  handler: () => Effect.succeed("written")
+})
+
+const Slow = Tool.make("obs_slow", {
+  description: "Takes a second",
+  timeout: "1 second",
+  handler: () => Effect.never
+})
+
+const kit = Toolkit.make(Ok, Fails, Dies, Guarded, Slow)
+
+const denyAll = Permission.layer(() => Effect.succeed(Permission.deny("no")))
+
+describe("Executor observability", () => {
+  describe("spans", () => {
+    it.effect("each call that runs is a span Executor.call with its tool, call id, resource keys and outcome", () =>
+      Effect.gen(function*() {
+        const { spans, tracer } = yield* collectingTracer
+        const fiber = yield* Effect.fork(
+          Executor.run(kit, [
+            { id: "c_ok", name: "obs_ok", arguments: { path: "src/a.ts" } },
+            { id: "c_fails", name: "obs_fails", arguments: {} },
+            { id: "c_dies", name: "obs_dies", arguments: {} },
+            { id: "c_denied", name: "obs_guarded", arguments: {} },
+            { id: "c_slow", name: "obs_slow", arguments: {} }
+          ]).pipe(Effect.withTracer(tracer), Effect.provide(denyAll))
+        )
+        yield* TestClock.adjust("1 second")
+        const outcomes = yield* Fiber.join(fiber)
+        expect(outcomes.map((o) => Either.isRight(o) ? "Success" : o.left._tag)).toEqual([
+          "Success",
+          "ToolFailure",
+          "ToolDefect",
+          "PermissionDenied",
+          "ToolTimeout"
+        ])
+        expect(attributesOf(spanOf(spans, "c_ok"))).toEqual({
+          "tool.name": "obs_ok",
+          "tool.call_id": "c_ok",
+          "tool.resource_keys": "file:src/a.ts,dir:src",
+          "tool.outcome": "Success"
+        })
+        expect(attributesOf(spanOf(spans, "c_fails"))).toEqual({
+          "tool.name": "obs_fails",
+          "tool.call_id": "c_fails",
+          "tool.resource_keys": "",
+          "tool.outcome": "ToolFailure"
+        })
+        expect(spanOf(spans, "c_dies").attributes.get("tool.outcome")).toBe("ToolDefect")
+        expect(spanOf(spans, "c_denied").attributes.get("tool.outcome")).toBe("PermissionDenied")
+        expect(spanOf(spans, "c_slow").attributes.get("tool.outcome")).toBe("ToolTimeout")
+        for (const span of callSpans(spans)) {
+          expect(span.status._tag).toBe("Ended")
+          // the outcome is data on the span; the span itself ends successfully, as the call "completed"
+          if (span.status._tag === "Ended") expect(Exit.isSuccess(span.status.exit)).toBe(true)
+        }
+      }))
+
+    it.effect("the handler runs inside its call's span, which is a child of the caller's span", () =>
+      Effect.gen(function*() {
+        const { spans, tracer } = yield* collectingTracer
+        const Where = Tool.make("obs_where", {
+          description: "Names the span it runs in",
+          handler: () =>
+            Effect.map(Effect.currentSpan, (span) => `${span.name} ${span.attributes.get("tool.call_id")}`).pipe(
+              Effect.orElseSucceed(() => "no span")
+            )
+        })
+        const outcomes = yield* Executor.run(Toolkit.make(Where), [
+          { id: "w1", name: "obs_where", arguments: {} },
+          { id: "w2", name: "obs_where", arguments: {} }
+        ]).pipe(Effect.withSpan("agent.turn"), Effect.withTracer(tracer))
+        expect(outcomes.map((o) => Either.isRight(o) && o.right.content[0])).toEqual([
+          { type: "text", text: "Executor.call w1" },
+          { type: "text", text: "Executor.call w2" }
+        ])
+        const turn = spans.find((span) => span.name === "agent.turn")!
+        expect(turn).toBeDefined()
+        for (const id of ["w1", "w2"]) {
+          const parent = spanOf(spans, id).parent
+          expect(Option.isSome(parent) && parent.value.spanId).toBe(turn.spanId)
+        }
+      }))
+
+    it.effect("spans come from the tracer installed where the batch starts, also for Executor.stream", () =>
+      Effect.gen(function*() {
+        const { spans, tracer } = yield* collectingTracer
+        yield* Executor.stream(kit, [{ id: "s1", name: "obs_ok", arguments: { path: "a" } }]).pipe(
+          Stream.runDrain,
+          Effect.withTracer(tracer)
+        )
+        expect(attributesOf(spanOf(spans, "s1"))).toMatchObject({ "tool.name": "obs_ok", "tool.outcome": "Success" })
+      }))
+
+    it.effect("with Effect's built-in tracer no span is made per call (deliberately: a span costs as much as a call)", () =>
+      Effect.gen(function*() {
+        const Where = Tool.make("obs_where_native", {
+          description: "Names the span it runs in",
+          handler: () => Effect.map(Effect.currentSpan, (span) => span.name).pipe(Effect.orElseSucceed(() => "none"))
+        })
+        const [outcome] = yield* Executor.run(Toolkit.make(Where), [{
+          id: "n",
+          name: "obs_where_native",
+          arguments: {}
+        }])
+          .pipe(Effect.withSpan("agent.turn"))
+        // the handler still sees the caller's span (the context is inherited), just no Executor.call in between
+        expect(Either.isRight(outcome) && outcome.right.content[0]).toEqual({ type: "text", text: "agent.turn" })
+      }))
+
+    // a call interrupted from outside has its outcome decided after the span; the span still says it
+    it.effect("a cancelled call's span says tool.outcome ToolInterrupted", () =>
+      Effect.gen(function*() {
+        const { spans, tracer } = yield* collectingTracer
+        const Hang = Tool.make("obs_hang", { description: "Never ends", handler: () => Effect.never })
+        const outcomes = yield* Effect.scoped(
+          Effect.gen(function*() {
+            const batch = yield* Executor.start(Toolkit.make(Hang), [{ id: "h", name: "obs_hang", arguments: {} }])
+            return yield* batch.events.pipe(
+              Stream.tap((event) => event._tag === "Started" ? batch.cancel("h") : Effect.void),
+              Stream.runCollect
+            )
+          })
+        ).pipe(Effect.withTracer(tracer))
+        const finished = [...outcomes].find((e) => e._tag === "Finished")
+        expect(finished?._tag === "Finished" && Either.isLeft(finished.outcome) && finished.outcome.left._tag).toBe(
+          "ToolInterrupted"
+        )
+        const span = spanOf(spans, "h")
+        expect(span.status._tag).toBe("Ended")
+        expect(span.attributes.get("tool.outcome")).toBe("ToolInterrupted")
+      }))
+  })
+
+  describe("metrics", () => {
+    it.effect("agent_tools_calls_total counts finished calls by tool and outcome", () =>
+      Effect.gen(function*() {
+        const before = {
+          ok: yield* callsTotal("obs_ok", "Success"),
+          fails: yield* callsTotal("obs_fails", "ToolFailure"),
+          dies: yield* callsTotal("obs_dies", "ToolDefect"),
+          denied: yield* callsTotal("obs_guarded", "PermissionDenied"),
+          invalid: yield* callsTotal("obs_ok", "InvalidArguments")
+        }
+        yield* Executor.run(kit, [
+          { id: "1", name: "obs_ok", arguments: { path: "a" } },
+          { id: "2", name: "obs_ok", arguments: { path: "b" } },
+          { id: "3", name: "obs_ok", arguments: { path: "c" } },
+          { id: "4", name: "obs_fails", arguments: {} },
+          { id: "5", name: "obs_fails", arguments: {} },
+          { id: "6", name: "obs_dies", arguments: {} },
+          { id: "7", name: "obs_guarded", arguments: {} },
+          { id: "8", name: "obs_ok", arguments: { path: 1 } }
+        ]).pipe(Effect.provide(denyAll))
+        expect({
+          ok: (yield* callsTotal("obs_ok", "Success")) - before.ok,
+          fails: (yield* callsTotal("obs_fails", "ToolFailure")) - before.fails,
+          dies: (yield* callsTotal("obs_dies", "ToolDefect")) - before.dies,
+          denied: (yield* callsTotal("obs_guarded", "PermissionDenied")) - before.denied,
+          // a call that never ran counts too
+          invalid: (yield* callsTotal("obs_ok", "InvalidArguments")) - before.invalid
+        }).toEqual({ ok: 3, fails: 2, dies: 1, denied: 1, invalid: 1 })
+      }))
+
+    it.effect("agent_tools_calls_total counts cancelled calls as ToolInterrupted", () =>
+      Effect.gen(function*() {
+        const Hang = Tool.make("obs_cancelled", { description: "Never ends", handler: () => Effect.never })
+        const before = yield* callsTotal("obs_cancelled", "ToolInterrupted")
+        yield* Executor.stream(Toolkit.make(Hang), [
+          { id: "a", name: "obs_cancelled", arguments: {} },
+          { id: "b", name: "obs_cancelled", arguments: {} }
+        ]).pipe(Stream.take(2), Stream.runDrain)
+        expect((yield* callsTotal("obs_cancelled", "ToolInterrupted")) - before).toBe(2)
+      }))
+
+    it.effect("agent_tools_call_duration_ms counts every started call, with its running time", () =>
+      Effect.gen(function*() {
+        const Wait = Tool.make("obs_timed", {
+          description: "Sleeps",
+          parameters: { ms: Schema.Int },
+          handler: ({ ms }) => Effect.sleep(ms)
+        })
+        const before = yield* histogram("agent_tools_call_duration_ms", "obs_timed")
+        const fiber = yield* Effect.fork(
+          Executor.run(Toolkit.make(Wait), [
+            { id: "a", name: "obs_timed", arguments: { ms: 100 } },
+            { id: "b", name: "obs_timed", arguments: { ms: 300 } },
+            { id: "c", name: "obs_timed", arguments: { ms: "never ran" } }
+          ])
+        )
+        yield* TestClock.adjust("300 millis")
+        yield* Fiber.join(fiber)
+        const after = yield* histogram("agent_tools_call_duration_ms", "obs_timed")
+        expect(after).toBeDefined()
+        // two handlers ran; the call with bad arguments never started and is not timed
+        expect(after!.count - (before?.count ?? 0)).toBe(2)
+        expect(after!.sum - (before?.sum ?? 0)).toBe(400)
+      }))
+
+    const Locked = Tool.make("obs_locked", {
+      description: "Holds a key for a while",
+      resource: "obs:key",
+      handler: () => Effect.sleep("50 millis")
+    })
+
+    /** Two calls on one key: the second waits 50 ms for the first to release it. Gives the histogram's growth. */
+    const waitForKey = Effect.gen(function*() {
+      const before = yield* histogram("agent_tools_resource_wait_ms", "obs_locked")
+      const fiber = yield* Effect.fork(
+        Executor.run(Toolkit.make(Locked), [
+          { id: "a", name: "obs_locked", arguments: {} },
+          { id: "b", name: "obs_locked", arguments: {} }
+        ])
+      )
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(fiber)
+      const after = yield* histogram("agent_tools_resource_wait_ms", "obs_locked")
+      return { count: after!.count - (before?.count ?? 0), sum: after!.sum - (before?.sum ?? 0) }
+    })
+
+    it.effect("agent_tools_resource_wait_ms counts every started call", () =>
+      Effect.map(waitForKey, ({ count }) => expect(count).toBe(2)))
+
+    it.effect("agent_tools_resource_wait_ms records the time a call waited for its keys", () =>
+      Effect.map(waitForKey, ({ sum }) => expect(sum).toBe(50)))
+  })
+})
