@@ -1,0 +1,230 @@
+/**
+ * A child process in a process group of its own, as a `Scope` resource.
+ *
+ * MCP servers and tool providers spawn helpers of their own (a shell, a language server); killing only the direct
+ * child leaves those behind. The child is started as a group leader (`detached`), so ending the group ends every
+ * process it started. Release closes stdin first (a well-behaved server exits on end of input), then sends
+ * SIGTERM to the group, then SIGKILL after a grace period. The last few KB of stderr are kept so an error about a
+ * dead peer can say why it died.
+ *
+ * Timers here are real timers, not Effect's clock: a process does not run on `TestClock`, and cleanup must finish
+ * under one.
+ *
+ * @internal
+ */
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import type * as Scope from "effect/Scope"
+import * as ChildProcess from "node:child_process"
+
+/** Bytes of stderr kept for error messages. */
+export const STDERR_TAIL_BYTES = 8 * 1024
+
+/** How long a process group gets between SIGTERM and SIGKILL, and after stdin closes, in milliseconds. */
+export const KILL_GRACE_MILLIS = 2_000
+
+export interface SpawnOptions {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly cwd?: string | undefined
+  /** Added to the parent's environment (a value of `undefined` removes a variable). */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly stderrTailBytes?: number | undefined
+  readonly killGraceMillis?: number | undefined
+}
+
+/** How a process ended. */
+export interface ExitStatus {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+/** The process could not be started, or its pipes failed. */
+export class ProcessError extends Data.TaggedError("ProcessError")<{
+  readonly command: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `${this.command}: ${this.reason}`
+  }
+}
+
+export interface Child {
+  readonly pid: number
+  readonly command: string
+  /** Writes to stdin; succeeds once the data is handed to the OS. Fails after the process ended. */
+  readonly write: (data: string | Uint8Array) => Effect.Effect<void, ProcessError>
+  readonly endInput: Effect.Effect<void>
+  /** Registers a listener for stdout chunks (in order). */
+  readonly onStdout: (listener: (chunk: Buffer) => void) => void
+  /** The last bytes of stderr, as text. */
+  readonly stderrTail: () => string
+  /** Completes when the process has exited. */
+  readonly exited: Effect.Effect<ExitStatus>
+  /** The exit status if the process has exited. */
+  readonly exitStatus: () => ExitStatus | undefined
+  /** Registers a listener called once the process has exited (at once if it already has). */
+  readonly onExit: (listener: (status: ExitStatus) => void) => void
+  /** Ends the whole group now: stdin closed, SIGTERM, SIGKILL after the grace period. Waits for the exit. */
+  readonly terminate: Effect.Effect<void>
+}
+
+/** Sleeps on a real timer (never on `TestClock`). */
+export const realSleep = (millis: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
+  try {
+    process.kill(-pid, signal)
+    return true
+  } catch {
+    // ESRCH: nobody left in the group
+    return false
+  }
+}
+
+/** Describes an exit the way an error message wants it: `exited with code 1`, `was killed by SIGKILL`. */
+export const describeExit = (status: ExitStatus): string =>
+  status.signal !== null ? `was killed by ${status.signal}` : `exited with code ${status.code}`
+
+/** `error` plus the stderr tail, for messages about a peer that died. */
+export const withStderr = (message: string, tail: string): string => {
+  const trimmed = tail.trim()
+  return trimmed === "" ? message : `${message}; its stderr ended with:\n${trimmed}`
+}
+
+/** Starts a process in its own group; the scope's close ends the group. */
+export const spawn = (options: SpawnOptions): Effect.Effect<Child, ProcessError, Scope.Scope> =>
+  Effect.acquireRelease(start(options), (child) => child.terminate)
+
+const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
+  Effect.suspend(() => {
+    const command = options.command
+    const tailBytes = options.stderrTailBytes ?? STDERR_TAIL_BYTES
+    const grace = options.killGraceMillis ?? KILL_GRACE_MILLIS
+    const env: Record<string, string> = {}
+    for (const [key, value] of Object.entries({ ...process.env, ...options.env })) {
+      if (value !== undefined) env[key] = value
+    }
+    let proc: ChildProcess.ChildProcess
+    try {
+      proc = ChildProcess.spawn(command, [...(options.args ?? [])], {
+        cwd: options.cwd,
+        env,
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+    } catch (error) {
+      return Effect.fail(new ProcessError({ command, reason: error instanceof Error ? error.message : String(error) }))
+    }
+    const exitDeferred = Deferred.unsafeMake<ExitStatus>(FiberId.none)
+    let status: ExitStatus | undefined
+    const exitListeners: Array<(status: ExitStatus) => void> = []
+    const stdoutListeners: Array<(chunk: Buffer) => void> = []
+    let stderr = Buffer.alloc(0)
+    proc.stderr!.on("data", (chunk: Buffer) => {
+      stderr = Buffer.concat([stderr, chunk])
+      if (stderr.length > tailBytes * 2) stderr = stderr.subarray(stderr.length - tailBytes)
+    })
+    proc.stdout!.on("data", (chunk: Buffer) => {
+      for (const listener of stdoutListeners) listener(chunk)
+    })
+    // a peer that dies mid-write makes stdin emit EPIPE; the exit is what callers act on
+    proc.stdin!.on("error", () => {})
+    const exited = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (status !== undefined) return
+      status = { code, signal }
+      Deferred.unsafeDone(exitDeferred, Exit.succeed(status))
+      for (const listener of exitListeners.splice(0)) listener(status)
+    }
+    proc.on("exit", exited)
+    return Effect.async<Child, ProcessError>((resume) => {
+      proc.once("error", (error) => {
+        if (proc.pid === undefined) {
+          resume(Effect.fail(new ProcessError({ command, reason: error.message })))
+          exited(null, null)
+        }
+      })
+      proc.once("spawn", () => {
+        const pid = proc.pid!
+        const terminate: Effect.Effect<void> = Effect.gen(function*() {
+          if (!proc.stdin!.destroyed) proc.stdin!.end()
+          if (status === undefined) {
+            yield* Effect.raceFirst(Deferred.await(exitDeferred), realSleep(Math.min(grace, 500)))
+          }
+          // the leader may be gone while processes it started still run in its group
+          if (!signalGroup(pid, "SIGTERM")) return
+          let waited = 0
+          while (waited < grace && signalGroup(pid, 0)) {
+            yield* realSleep(25)
+            waited += 25
+          }
+          signalGroup(pid, "SIGKILL")
+          if (status === undefined) yield* Deferred.await(exitDeferred)
+        }).pipe(Effect.uninterruptible)
+        resume(Effect.succeed({
+          pid,
+          command,
+          write: (data) =>
+            Effect.async<void, ProcessError>((resumeWrite) => {
+              if (status !== undefined || proc.stdin!.destroyed || !proc.stdin!.writable) {
+                return resumeWrite(Effect.fail(new ProcessError({ command, reason: "the process has exited" })))
+              }
+              proc.stdin!.write(data, (error) => {
+                resumeWrite(
+                  error == null ? Effect.void : Effect.fail(new ProcessError({ command, reason: error.message }))
+                )
+              })
+            }),
+          endInput: Effect.sync(() => {
+            if (!proc.stdin!.destroyed) proc.stdin!.end()
+          }),
+          onStdout: (listener) => void stdoutListeners.push(listener),
+          stderrTail: () => stderr.subarray(Math.max(0, stderr.length - tailBytes)).toString("utf8"),
+          exited: Deferred.await(exitDeferred),
+          exitStatus: () => status,
+          onExit: (listener) => {
+            if (status !== undefined) listener(status)
+            else exitListeners.push(listener)
+          },
+          terminate
+        }))
+      })
+    })
+  })
+
+/**
+ * Splits a byte stream into lines, with no limit on a line's length: chunks are kept as they come and joined once
+ * per line, so a 50 MB line costs one copy. A trailing `\r` is dropped.
+ */
+export const lineSplitter = (onLine: (line: string) => void): { push: (chunk: Buffer) => void; end: () => void } => {
+  let pending: Array<Buffer> = []
+  return {
+    push: (chunk) => {
+      let start = 0
+      let at = chunk.indexOf(10)
+      while (at >= 0) {
+        const piece = chunk.subarray(start, at)
+        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece])
+        pending = []
+        const text = line.toString("utf8")
+        onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
+        start = at + 1
+        at = chunk.indexOf(10, start)
+      }
+      if (start < chunk.length) pending.push(chunk.subarray(start))
+    },
+    end: () => {
+      if (pending.length === 0) return
+      const text = Buffer.concat(pending).toString("utf8")
+      pending = []
+      onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
+    }
+  }
+}
