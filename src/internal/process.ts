@@ -19,6 +19,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
 
 /** Bytes of stderr kept for error messages. */
 export const STDERR_TAIL_BYTES = 8 * 1024
@@ -68,6 +69,12 @@ export interface Child {
   readonly exitStatus: () => ExitStatus | undefined
   /** Registers a listener called once the process has exited (at once if it already has). */
   readonly onExit: (listener: (status: ExitStatus) => void) => void
+  /**
+   * Completes once the process has exited and its stdout and stderr have ended, so everything it wrote has been
+   * read (its last answer, its last words on stderr). A grandchild holding the pipes open delays this: wait for it
+   * with a bound.
+   */
+  readonly closed: Effect.Effect<void>
   /** Ends the whole group now: stdin closed, SIGTERM, SIGKILL after the grace period. Waits for the exit. */
   readonly terminate: Effect.Effect<void>
 }
@@ -87,6 +94,35 @@ const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
     // ESRCH: nobody left in the group
     return false
   }
+}
+
+/**
+ * Whether any process of the group is still alive. On Linux, zombies (dead, waiting to be reaped, which in a
+ * container without an init may be forever) do not count: `/proc` tells them apart. Elsewhere, signal 0 answers.
+ */
+export const groupAlive = (pgid: number): boolean => {
+  if (process.platform === "linux") {
+    let entries: Array<string>
+    try {
+      entries = fs.readdirSync("/proc")
+    } catch {
+      return signalGroup(pgid, 0)
+    }
+    for (const entry of entries) {
+      if (!/^[0-9]+$/.test(entry)) continue
+      let stat: string
+      try {
+        stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      } catch {
+        continue
+      }
+      // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses, so read after the last ")"
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+    }
+    return false
+  }
+  return signalGroup(pgid, 0)
 }
 
 /** Describes an exit the way an error message wants it: `exited with code 1`, `was killed by SIGKILL`. */
@@ -124,6 +160,8 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
       return Effect.fail(new ProcessError({ command, reason: error instanceof Error ? error.message : String(error) }))
     }
     const exitDeferred = Deferred.unsafeMake<ExitStatus>(FiberId.none)
+    const closedDeferred = Deferred.unsafeMake<void>(FiberId.none)
+    proc.once("close", () => Deferred.unsafeDone(closedDeferred, Exit.void))
     let status: ExitStatus | undefined
     const exitListeners: Array<(status: ExitStatus) => void> = []
     const stdoutListeners: Array<(chunk: Buffer) => void> = []
@@ -161,7 +199,7 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
           // the leader may be gone while processes it started still run in its group
           if (!signalGroup(pid, "SIGTERM")) return
           let waited = 0
-          while (waited < grace && signalGroup(pid, 0)) {
+          while (waited < grace && groupAlive(pid)) {
             yield* realSleep(25)
             waited += 25
           }
@@ -193,37 +231,95 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
             if (status !== undefined) listener(status)
             else exitListeners.push(listener)
           },
+          closed: Deferred.await(closedDeferred),
           terminate
         }))
       })
     })
   })
 
+/** A line longer than a splitter's `maxLineBytes`: its length and its first and last bytes, as text. */
+export interface OversizeLine {
+  readonly bytes: number
+  readonly head: string
+  readonly tail: string
+}
+
+/** Bytes kept of each end of an oversize line. */
+const OVERSIZE_EDGE_BYTES = 256
+
 /**
- * Splits a byte stream into lines, with no limit on a line's length: chunks are kept as they come and joined once
- * per line, so a 50 MB line costs one copy. A trailing `\r` is dropped.
+ * Splits a byte stream into lines, with no limit on a line's length unless `maxLineBytes` is given: chunks are kept
+ * as they come and joined once per line, so a 50 MB line costs one copy. A trailing `\r` is dropped. With
+ * `maxLineBytes`, a longer line is not kept: its bytes are counted and dropped as they come, and at its end
+ * `onOversize` gets its length and its first and last bytes (enough to tell whose answer it was); the next line is
+ * read as usual.
  */
-export const lineSplitter = (onLine: (line: string) => void): { push: (chunk: Buffer) => void; end: () => void } => {
+export const lineSplitter = (
+  onLine: (line: string) => void,
+  options?: {
+    readonly maxLineBytes: number
+    readonly onOversize: (line: OversizeLine) => void
+  }
+): { push: (chunk: Buffer) => void; end: () => void } => {
+  const max = options?.maxLineBytes ?? Infinity
   let pending: Array<Buffer> = []
+  let pendingBytes = 0
+  // while dropping an oversize line: its length so far, its first bytes and its last bytes
+  let dropped: { bytes: number; head: Buffer; tail: Buffer } | undefined
+  const drop = (piece: Buffer) => {
+    if (dropped === undefined) {
+      const start = Buffer.concat([...pending, piece])
+      pending = []
+      pendingBytes = 0
+      dropped = { bytes: start.length, head: start.subarray(0, OVERSIZE_EDGE_BYTES), tail: Buffer.alloc(0) }
+      dropped.tail = Buffer.from(start.subarray(Math.max(0, start.length - OVERSIZE_EDGE_BYTES)))
+      return
+    }
+    dropped.bytes += piece.length
+    const tail = Buffer.concat([dropped.tail, piece])
+    dropped.tail = Buffer.from(tail.subarray(Math.max(0, tail.length - OVERSIZE_EDGE_BYTES)))
+  }
+  const endDropped = () => {
+    const line = dropped!
+    dropped = undefined
+    options!.onOversize({ bytes: line.bytes, head: line.head.toString("utf8"), tail: line.tail.toString("utf8") })
+  }
   return {
     push: (chunk) => {
       let start = 0
       let at = chunk.indexOf(10)
       while (at >= 0) {
         const piece = chunk.subarray(start, at)
-        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece])
-        pending = []
-        const text = line.toString("utf8")
-        onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
+        if (dropped !== undefined || pendingBytes + piece.length > max) {
+          drop(piece)
+          endDropped()
+        } else {
+          const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece])
+          pending = []
+          pendingBytes = 0
+          const text = line.toString("utf8")
+          onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
+        }
         start = at + 1
         at = chunk.indexOf(10, start)
       }
-      if (start < chunk.length) pending.push(chunk.subarray(start))
+      if (start < chunk.length) {
+        const rest = chunk.subarray(start)
+        if (dropped !== undefined || pendingBytes + rest.length > max) {
+          drop(rest)
+        } else {
+          pending.push(rest)
+          pendingBytes += rest.length
+        }
+      }
     },
     end: () => {
+      if (dropped !== undefined) return endDropped()
       if (pending.length === 0) return
       const text = Buffer.concat(pending).toString("utf8")
       pending = []
+      pendingBytes = 0
       onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
     }
   }
