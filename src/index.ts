@@ -28,3 +28,5 @@ export * as Toolkit from "./Toolkit.js"
 export * as ToolResult from "./ToolResult.js"
 /** @since 0.1.0 */
 export * as ToolSchema from "./ToolSchema.js"
+/** @since 0.1.0 */
+export * as Workspace from "./Workspace.js"

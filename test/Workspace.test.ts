@@ -247,11 +247,19 @@ describe("Workspace", () => {
         const root = makeRoot({ "sub/x.txt": "x" })
         yield* session(root, (batch) =>
           Effect.gen(function*() {
-            expect(yield* batch([call("bash", { command: "cd sub && export GREETING=hello" })])).toEqual([
-              "(no output)\n(exit code 0)"
+            // a program last in the line (ls) must not cost the state: bash would exec it in place of the subshell
+            expect(yield* batch([call("bash", { command: "cd sub && export GREETING=hello && ls" })])).toEqual([
+              "x.txt\n(exit code 0)"
             ])
             const [second] = yield* batch([call("bash", { command: "pwd; echo $GREETING; ls; exit 4" })])
             expect(second).toBe(`${fs.realpathSync(path.join(root, "sub"))}\nhello\nx.txt\n(exit code 4)`)
+            // `exit` ends the command, not the shell, and what it changed before exiting stays
+            expect(yield* batch([call("bash", { command: "cd .. && export GREETING=bye && exit 1" })])).toEqual([
+              "(no output)\n(exit code 1)"
+            ])
+            expect(yield* batch([call("bash", { command: "basename $PWD; echo $GREETING" })])).toEqual([
+              `${path.basename(root)}\nbye\n(exit code 0)`
+            ])
             const [errors] = yield* batch([call("bash", { command: "echo out; echo err >&2" })])
             expect(errors).toBe("out\nerr\n(exit code 0)")
           }))

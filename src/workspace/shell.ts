@@ -140,7 +140,9 @@ export const make = (root: string): Effect.Effect<Shell, WorkspaceError, Scope.S
     const script = (id: number): string => {
       const [cmd, out, pwd, env] = [file(id, "cmd"), file(id, "out"), file(id, "pwd"), file(id, "env")].map(quote)
       return [
-        `( . ${cmd}; __s=$?; pwd > ${pwd}; export -p > ${env}; exit $__s ) > ${out} 2>&1 < /dev/null &`,
+        // the state is saved by an EXIT trap: it runs however the command ends (`exit 3` included), and a trap
+        // keeps bash from exec-ing the command's last program in place of the subshell, which would skip it
+        `( trap "pwd > ${pwd}; export -p > ${env}" EXIT; . ${cmd} ) > ${out} 2>&1 < /dev/null &`,
         `__agent_tools_pid=$!`,
         `printf '\\n@@AGENT_TOOLS_PID ${id} %s\\n' "$__agent_tools_pid"`,
         `wait "$__agent_tools_pid"; __agent_tools_status=$?`,
