@@ -1,0 +1,161 @@
+/**
+ * The `agent-tools` binary, run as a child process from dist/ (built by `npm run build`, which CI runs before the
+ * tests), the way a user runs it: no TypeScript loader.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { root } from "./interop/peers.js"
+
+const bin = path.join(root, "dist/cli/main.js")
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the binary without a terminal (stdin is a pipe closed after `input`). */
+export const runCli = (args: ReadonlyArray<string>, options: { readonly input?: string; readonly cwd?: string } = {}) =>
+  new Promise<Ran>((resolve, reject) => {
+    if (!fs.existsSync(bin)) return reject(new Error(`${bin} is missing: run npm run build first`))
+    const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
+      cwd: options.cwd ?? root,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(options.input ?? "")
+  })
+
+const workspace = (files: Record<string, string>): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-test-"))
+  for (const [name, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
+    fs.writeFileSync(path.join(dir, name), content)
+  }
+  return dir
+}
+
+describe("agent-tools", () => {
+  it("demo runs one model turn live, then prints the model-facing outputs in call order, and exits 0", async () => {
+    const started = Date.now()
+    const { code, stderr, stdout } = await runCli(["demo"])
+    expect(code).toBe(0)
+    expect(stderr).toBe("")
+    expect(Date.now() - started).toBeLessThan(15_000)
+    expect(stdout).toContain("permission asked for: edit src/math.js (approved)")
+    expect(stdout).toContain("-export const subtract = (a, b) => a + b\n+export const subtract = (a, b) => a - b")
+    expect(stdout).toContain("6/6 indexed chunk 6")
+    const outputs = stdout.slice(stdout.indexOf("What goes back to the model, in call order:"))
+    const ids = [...outputs.matchAll(/^\[(call_\d)\]/gm)].map((m) => m[1])
+    expect(ids).toEqual(["call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7", "call_8", "call_9"])
+    // the second bash call sees what the first one did to the shared shell
+    expect(outputs).toContain("[call_5] bash\n  in src after step one\n  (exit code 0)")
+    expect(outputs).toContain("[call_8] read_file\n  Error: invalid arguments: path: expected a string, got 42")
+    expect(outputs).toContain("[call_9] deploy_to_production\n  Error: unknown tool \"deploy_to_production\"")
+  }, 30_000)
+
+  it("--version prints the package's version", async () => {
+    const { code, stdout } = await runCli(["--version"])
+    expect(code).toBe(0)
+    expect(stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version)
+  })
+
+  it("list prints the definitions in the format asked for", async () => {
+    const dir = workspace({})
+    const anthropic = await runCli(["list", "--format", "anthropic", "--root", dir])
+    expect(anthropic.code).toBe(0)
+    const definitions = JSON.parse(anthropic.stdout)
+    expect(definitions.map((d: { name: string }) => d.name)).toEqual([
+      "read_file",
+      "write_file",
+      "edit_file",
+      "bash",
+      "glob",
+      "grep",
+      "list_dir"
+    ])
+    expect(definitions[0].input_schema.type).toBe("object")
+    const openai = JSON.parse((await runCli(["list", "--root", dir])).stdout)
+    expect(openai[0]).toMatchObject({ type: "function", function: { name: "read_file" } })
+    const mcp = JSON.parse((await runCli(["list", "--format", "mcp", "--root", dir])).stdout)
+    expect(mcp[0].annotations).toEqual({
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false
+    })
+  })
+
+  it("a usage error exits 2", async () => {
+    expect((await runCli(["list", "--format", "cobol"])).code).toBe(2)
+    expect((await runCli(["no-such-command"])).code).toBe(2)
+    const unknown = await runCli(["call", "nope", "{}"])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("unknown tool \"nope\"; the tools are read_file, write_file")
+  })
+
+  it("call prints the output on stdout and exits 0; a tool error goes to stderr as Error: ... with exit 1", async () => {
+    const dir = workspace({ "notes.txt": "first\nsecond\n" })
+    const ok = await runCli(["call", "read_file", "{\"path\":\"notes.txt\"}", "--root", dir])
+    expect(ok).toEqual({ code: 0, stdout: "     1\tfirst\n     2\tsecond\n", stderr: "" })
+    const failed = await runCli(["call", "read_file", "{\"path\":\"missing.txt\"}", "--root", dir])
+    expect(failed.code).toBe(1)
+    expect(failed.stdout).toBe("")
+    expect(failed.stderr).toBe(
+      "Error: missing.txt does not exist; check the path (list_dir or glob show what is there)\n"
+    )
+    const invalid = await runCli(["call", "read_file", "{\"path\":", "--root", dir])
+    expect(invalid.code).toBe(1)
+    expect(invalid.stderr).toMatch(/^Error: invalid arguments: not valid JSON/)
+  })
+
+  it("call reads the arguments from stdin with -", async () => {
+    const dir = workspace({ "a.txt": "from stdin\n" })
+    const ran = await runCli(["call", "read_file", "-", "--root", dir], { input: "{\"path\":\"a.txt\"}" })
+    expect(ran.stdout).toBe("     1\tfrom stdin\n")
+  })
+
+  it("call refuses what needs permission without a terminal, unless --yes", async () => {
+    const dir = workspace({})
+    const refused = await runCli(["call", "write_file", "{\"path\":\"x.txt\",\"content\":\"x\"}", "--root", dir])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toBe(
+      "Error: permission denied: write 1 lines to x.txt: no terminal to ask on; run again with --yes to allow it\n"
+    )
+    expect(fs.existsSync(path.join(dir, "x.txt"))).toBe(false)
+    const allowed = await runCli([
+      "call",
+      "write_file",
+      "{\"path\":\"x.txt\",\"content\":\"x\"}",
+      "--root",
+      dir,
+      "--yes"
+    ])
+    expect(allowed).toEqual({ code: 0, stdout: "created x.txt (1 lines)\n", stderr: "" })
+    const bash = await runCli(["call", "bash", "{\"command\":\"echo hi; echo err >&2\"}", "--root", dir, "--yes"])
+    expect(bash.stdout).toBe("hi\nerr\n(exit code 0)\n")
+  })
+
+  it("call reports progress on stderr without a terminal, one line per report", async () => {
+    const dir = workspace({})
+    const ran = await runCli([
+      "call",
+      "bash",
+      "{\"command\":\"echo one; sleep 0.6; echo two\"}",
+      "--root",
+      dir,
+      "--yes"
+    ])
+    expect(ran.code).toBe(0)
+    expect(ran.stdout).toBe("one\ntwo\n(exit code 0)\n")
+    expect(ran.stderr.split("\n")).toContain("one")
+  })
+})
