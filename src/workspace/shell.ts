@@ -164,13 +164,17 @@ export const make = (root: string): Effect.Effect<Shell, WorkspaceError, Scope.S
           }
         }
         signal("SIGTERM")
+        // this runs uninterruptibly: the racers must be interruptible, or the loser would be waited for
         const ended = yield* Effect.raceFirst(
-          Effect.as(Deferred.await(entry.done), true),
-          Effect.as(Process.realSleep(1000), false)
+          Effect.interruptible(Effect.as(Deferred.await(entry.done), true)),
+          Effect.interruptible(Effect.as(Process.realSleep(1000), false))
         ).pipe(Effect.orElseSucceed(() => true))
         if (!ended) {
           signal("SIGKILL")
-          yield* Effect.raceFirst(Effect.ignore(Deferred.await(entry.done)), Process.realSleep(5000))
+          yield* Effect.raceFirst(
+            Effect.interruptible(Effect.ignore(Deferred.await(entry.done))),
+            Effect.interruptible(Process.realSleep(5000))
+          )
         }
       })
 
