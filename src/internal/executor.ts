@@ -391,42 +391,55 @@ export const start = <Tools extends Tool.Any, RS>(
       )
     }
 
+    /** How a call's fiber ended, as its outcome. */
+    const complete = (i: number, exit: Exit.Exit<Outcome>): void => {
+      if (state[i] === DONE) return
+      const p = prepared[i]!
+      finish(
+        i,
+        Exit.isSuccess(exit)
+          ? exit.value
+          : Cause.isInterruptedOnly(exit.cause)
+          ? interrupted(i)
+          : Internal.classify(p.kernel, exit, () => p.partial?.value)
+      )
+    }
+
     const launch = (i: number): void => {
       state[i] = RUNNING
       const p = prepared[i]!
       // the wait for the call's keys: from the batch's start to the moment its predecessors on them were done
       metricsFor(calls[i].name).wait.unsafeUpdate(p.readyAt - batchStart, noTags)
-      // not `immediate`: a call that completes synchronously would otherwise finish inside `launch`, and a batch of
-      // them would recurse through `pump` as deep as the batch is long
-      const fiber = runFork(runCall(i), { immediate: false })
+      // The call starts at once, in this stack: a handler that never suspends has finished when `runFork`
+      // returns, with no scheduling round trip. One that suspends is observed; `pump` is a loop, not a recursion,
+      // so a long batch of synchronous calls never deepens the stack.
+      const fiber = runFork(runCall(i))
+      const exit = fiber.unsafePoll()
+      if (exit !== null) return complete(i, exit)
       running.set(i, fiber)
       fiber.addObserver((exit) => {
         running.delete(i)
-        if (state[i] === DONE) {
-          return
-        }
-        finish(
-          i,
-          Exit.isSuccess(exit)
-            ? exit.value
-            : Cause.isInterruptedOnly(exit.cause)
-            ? interrupted(i)
-            : Internal.classify(p.kernel, exit, () => p.partial?.value)
-        )
+        complete(i, exit)
         pump()
       })
     }
 
+    let pumping = false
     /** Starts ready calls while there is a free slot and the consumer keeps up. */
     const pump = (): void => {
-      if (closed) return
-      while (running.size < slots && readyHead < ready.length && roomForEvents()) {
-        const i = ready[readyHead++]
-        if (state[i] === PENDING) launch(i)
-      }
-      if (readyHead === ready.length && readyHead > 0) {
-        ready.length = 0
-        readyHead = 0
+      if (closed || pumping) return
+      pumping = true
+      try {
+        while (running.size < slots && readyHead < ready.length && roomForEvents()) {
+          const i = ready[readyHead++]
+          if (state[i] === PENDING) launch(i)
+        }
+        if (readyHead === ready.length && readyHead > 0) {
+          ready.length = 0
+          readyHead = 0
+        }
+      } finally {
+        pumping = false
       }
     }
 
