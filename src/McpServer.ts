@@ -1,0 +1,380 @@
+/**
+ * Tools served over MCP: the same toolkit a program runs with the executor, offered to Claude Desktop, Claude Code
+ * or any MCP client, over stdio, Streamable HTTP, or any transport of the MCP SDK.
+ *
+ * What a client sees, each pinned by a test:
+ * - `tools/list`: every tool with its `title`, description, `inputSchema` (the standard JSON Schema projection),
+ *   `outputSchema` for tools with an object-shaped `success` schema, and `annotations` with every hint the tool
+ *   states (see `ToolDefinition.mcp`);
+ * - `tools/call`: arguments are checked before the handler runs; every failure (invalid arguments, an unknown
+ *   tool, a typed failure, a defect, a timeout, a denial) is an `isError` result whose text is the `ToolError`
+ *   message without `Error: `, so the model reads the prefix once, at its own boundary, and can correct itself;
+ *   a success maps the `ToolResult` content one to one, with `structuredContent` when the tool has an output
+ *   schema;
+ * - `Tool.progress` becomes `notifications/progress` when the request carries a progress token;
+ * - `notifications/cancelled` (and the connection closing) interrupts the call's fiber, so its finalizers run,
+ *   and no response is sent;
+ * - calls from every session go through one scheduler with the executor's rules: calls sharing a resource key run
+ *   one after another in the order they arrived, whichever client sent them; at most `maxParallel` run at once;
+ * - a toolkit given as a `SubscriptionRef` is served as it changes, and every connected client gets
+ *   `notifications/tools/list_changed`.
+ *
+ * @since 0.1.0
+ */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Internal from "./internal/mcpServer.js"
+import type * as Tool from "./Tool.js"
+
+/**
+ * The toolkit to serve: a `Toolkit`, or a `SubscriptionRef` of one for a toolkit that changes while it is served
+ * (the server then declares `tools.listChanged` and tells every client when the value changes). A call uses the
+ * toolkit as it was when the call arrived.
+ *
+ * @example
+ * ```ts
+ * import { Effect, SubscriptionRef } from "effect"
+ * import { Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Ping = Tool.make("ping", { description: "Answer pong", handler: () => Effect.succeed("pong") })
+ * const fixed = Toolkit.make(Ping)
+ * const changing = SubscriptionRef.make<Toolkit.Toolkit<Tool.Tool<string>>>(Toolkit.make(Ping))
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Source<T extends Tool.Any> = Internal.Source<T>
+
+/**
+ * What the server says about itself in `initialize`: `name` and `version` (MCP's `serverInfo`), an optional human
+ * `title`, and `instructions` a client may add to the model's context.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const info: McpServer.Info = { name: "text-tools", version: "1.0.0", instructions: "Tools for editing text." }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Info extends Internal.Info {}
+
+/**
+ * Server options: {@link Info} plus the scheduler's `maxParallel` (handlers running at once, across every
+ * session; default `Executor.DEFAULT_MAX_PARALLEL`) and `timeout` (for tools that set none).
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const options: McpServer.Options = { name: "text-tools", version: "1.0.0", maxParallel: 4, timeout: "30 seconds" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Internal.Options {}
+
+/**
+ * Options of {@link stdio}: {@link Options}, the streams to use instead of the process's (`stdin`, `stdout`) and
+ * `maxMessageBytes`, the largest message accepted (default {@link DEFAULT_MAX_MESSAGE_BYTES}; a larger one ends
+ * the connection, since a line-delimited stream cannot skip to the next message safely).
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const options: McpServer.StdioOptions = { name: "text-tools", version: "1.0.0", maxMessageBytes: 32 * 1024 * 1024 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioOptions extends Internal.StdioOptions {}
+
+/**
+ * Options of {@link http}:
+ * - `port` (0 picks a free one), `host` (default {@link DEFAULT_HOST}: loopback only), `path` (default
+ *   {@link DEFAULT_PATH});
+ * - `stateless`: no sessions; every POST is answered on its own (for replicas behind a load balancer); `GET` and
+ *   `DELETE` are then `405`, and a request that is dropped interrupts its calls;
+ * - `allowedHosts`: hostnames accepted in `Host` (the port is ignored). Default: `localhost`, `127.0.0.1`, `::1`
+ *   and the bound address when bound to loopback, the bound host when bound to another address, anything when
+ *   bound to a wildcard (`0.0.0.0`, `::`). Anything else is refused with `403` (DNS rebinding protection);
+ * - `allowedOrigins`: origins (`http://localhost:5173`) accepted in `Origin` when a browser sends one. Default:
+ *   origins on an allowed host; when hosts are not checked, only the ones listed;
+ * - `maxMessageBytes`: the largest request body (default {@link DEFAULT_MAX_MESSAGE_BYTES}); a larger one is
+ *   refused with `413` and the session goes on.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const options: McpServer.HttpOptions = { name: "text-tools", version: "1.0.0", port: 3000, stateless: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpOptions extends Internal.HttpOptions {}
+
+/**
+ * A running HTTP server: `url` is the full endpoint URL (`http://127.0.0.1:PORT/mcp`), the port being the one
+ * actually bound.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpServer, Toolkit } from "effect-agent-tools"
+ *
+ * const program = Effect.scoped(
+ *   Effect.map(McpServer.http(Toolkit.make(), { name: "empty", version: "1.0.0", port: 0 }), (server) => server.url)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpServer extends Internal.HttpServer {}
+
+/**
+ * The client as it introduced itself in `initialize`.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const claude: McpServer.ClientInfo = { name: "claude-ai", version: "0.1.0" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientInfo extends Internal.ClientInfo {}
+
+/**
+ * The MCP session a call came in: `id` (the `Mcp-Session-Id` over HTTP; one id per connection on stdio and other
+ * transports) and the client's `clientInfo` (none if the client never sent `initialize`). For keying per-client
+ * state in a handler.
+ *
+ * @example
+ * ```ts
+ * import { Option } from "effect"
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const label = (session: McpServer.Session) =>
+ *   `${session.id} (${Option.match(session.clientInfo, { onNone: () => "unknown", onSome: (info) => info.name })})`
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Session extends Internal.Session {}
+
+/**
+ * Serving could not start: the transport failed to start, or the HTTP server could not listen (the port is taken,
+ * the host is not an address of this machine). `message` says which and why.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpServer, Toolkit } from "effect-agent-tools"
+ *
+ * const program = McpServer.http(Toolkit.make(), { name: "tools", version: "1.0.0", port: 3000 }).pipe(
+ *   Effect.catchTag("McpServerError", (error) => Effect.logError(error.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const McpServerError: typeof Internal.McpServerError = Internal.McpServerError
+
+/**
+ * The type of {@link McpServerError} values, for signatures.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type McpServerError = Internal.McpServerError
+
+/**
+ * The address {@link http} binds by default: loopback only, so nothing off this machine reaches the tools.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(McpServer.DEFAULT_HOST) // "127.0.0.1"
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_HOST: string = Internal.DEFAULT_HOST
+
+/**
+ * The endpoint path {@link http} serves by default.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(McpServer.DEFAULT_PATH) // "/mcp"
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_PATH: string = Internal.DEFAULT_PATH
+
+/**
+ * The largest message accepted by default, on stdio and over HTTP: 8 MiB, room for a few megabytes of arguments
+ * (a file to write) without letting one request take the server's memory.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(McpServer.DEFAULT_MAX_MESSAGE_BYTES) // 8388608
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES: number = Internal.DEFAULT_MAX_MESSAGE_BYTES
+
+/**
+ * The MCP session of the call the current fiber serves; none outside a call served over MCP, and for a stateless
+ * HTTP request (which belongs to no session). Needs nothing in `R`, like `Tool.currentCall`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { McpServer, Tool } from "effect-agent-tools"
+ *
+ * const counts = new Map<string, number>()
+ *
+ * const Count = Tool.make("count", {
+ *   description: "Count the calls this client made",
+ *   handler: () =>
+ *     Effect.map(McpServer.session, (session) => {
+ *       const id = Option.match(session, { onNone: () => "local", onSome: (s) => s.id })
+ *       const n = (counts.get(id) ?? 0) + 1
+ *       counts.set(id, n)
+ *       return `call ${n} from ${id}`
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category in a call
+ */
+export const session: Effect.Effect<Option.Option<Session>> = Internal.session
+
+/**
+ * Serves a toolkit on any SDK `Transport` (in-memory, WebSocket, your own) until the scope closes; closing it
+ * interrupts the calls in flight (their finalizers run) and closes the transport. The transport is one session;
+ * when it closes from the other side, its calls are interrupted.
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+ * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+ * import { Effect, Schema } from "effect"
+ * import { McpServer, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Upper = Tool.make("upper", {
+ *   description: "Uppercase a string",
+ *   parameters: { text: Schema.String },
+ *   handler: ({ text }) => Effect.succeed(text.toUpperCase())
+ * })
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+ *   yield* McpServer.connect(Toolkit.make(Upper), { name: "text-tools", version: "1.0.0" }, serverSide)
+ *   const client = new Client({ name: "test", version: "1.0.0" })
+ *   yield* Effect.promise(() => client.connect(clientSide))
+ *   return yield* Effect.promise(() => client.callTool({ name: "upper", arguments: { text: "hi" } }))
+ *   // { content: [{ type: "text", text: "HI" }] }
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const connect: <T extends Tool.Any>(
+  toolkit: Source<T>,
+  options: Options,
+  transport: Transport
+) => Effect.Effect<void, McpServerError, Scope.Scope | Tool.Requirements<T>> = Internal.connect
+
+/**
+ * Serves a toolkit on stdin/stdout, the way MCP clients run local servers, until stdin ends; it then answers every
+ * request it has read (finishing the calls in flight) and returns. Interrupting it interrupts the calls. Stdout
+ * carries only the protocol: Effect's loggers and `Console` write to stderr while it runs (a plain `console.log`
+ * in a handler would still write to stdout and break the protocol: use `Effect.log`).
+ *
+ * @example
+ * ```ts
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { Effect, Schema } from "effect"
+ * import { McpServer, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Upper = Tool.make("upper", {
+ *   description: "Uppercase a string",
+ *   parameters: { text: Schema.String },
+ *   handler: ({ text }) => Effect.succeed(text.toUpperCase())
+ * })
+ *
+ * NodeRuntime.runMain(McpServer.stdio(Toolkit.make(Upper), { name: "text-tools", version: "1.0.0" }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const stdio: <T extends Tool.Any>(
+  toolkit: Source<T>,
+  options: StdioOptions
+) => Effect.Effect<void, McpServerError, Tool.Requirements<T>> = Internal.stdio
+
+/**
+ * Serves a toolkit over Streamable HTTP until the scope closes, on `node:http` with the SDK's Streamable HTTP
+ * transport: sessions by `Mcp-Session-Id` (`DELETE` ends one and interrupts its calls), `202` for a POST of
+ * notifications, a `GET` stream for server notifications (`tools/list_changed`), the `MCP-Protocol-Version`
+ * header checked, `Host`/`Origin` checked against DNS rebinding (`403`). See {@link HttpOptions}. Closing the
+ * scope stops listening, ends every session (interrupting their calls) and closes the open connections.
+ *
+ * @example
+ * ```ts
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { Effect, Schema } from "effect"
+ * import { McpServer, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Upper = Tool.make("upper", {
+ *   description: "Uppercase a string",
+ *   parameters: { text: Schema.String },
+ *   handler: ({ text }) => Effect.succeed(text.toUpperCase())
+ * })
+ *
+ * const main = Effect.gen(function*() {
+ *   const { url } = yield* McpServer.http(Toolkit.make(Upper), { name: "text-tools", version: "1.0.0", port: 3000 })
+ *   yield* Effect.log(`serving ${url}`)
+ *   return yield* Effect.never
+ * })
+ *
+ * NodeRuntime.runMain(Effect.scoped(main))
+ * ```
+ *
+ * @since 0.1.0
+ * @category serving
+ */
+export const http: <T extends Tool.Any>(
+  toolkit: Source<T>,
+  options: HttpOptions
+) => Effect.Effect<HttpServer, McpServerError, Scope.Scope | Tool.Requirements<T>> = Internal.http

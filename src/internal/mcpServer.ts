@@ -1,0 +1,715 @@
+/**
+ * The MCP server's machinery, on the SDK's low-level `Server` so our own JSON Schema is what clients see.
+ *
+ * One `Core` per served toolkit (one `McpServer.connect`, `stdio` or `http`): the long-lived scheduler every
+ * session's calls go through (so resource keys serialise calls across clients), the `FiberSet` the calls run in
+ * (closing the core's scope interrupts them and waits for their finalizers), the current toolkit and the SDK
+ * `Server`s attached to it (one per connection; an HTTP server has one per session, or one per request when
+ * stateless), which `notifications/tools/list_changed` goes to.
+ *
+ * A `tools/call` runs as its own fiber, forked from the core's runtime; the SDK's `extra.signal` (aborted on
+ * `notifications/cancelled` and when the connection closes) interrupts it, and the SDK sends nothing for an aborted
+ * request. Inside the fiber, `currentRequest` holds the call's MCP context (session, the SDK `Server`, the SDK's
+ * `extra`): what `McpServer.session` reads, and where log notifications, elicitation and sampling (which need the
+ * request to relate their messages to) will reach the client from.
+ *
+ * @internal
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type {
+  CallToolResult as SdkCallToolResult,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  RequestId,
+  ServerNotification,
+  ServerRequest,
+  Tool as SdkTool
+} from "@modelcontextprotocol/sdk/types.js"
+import {
+  CallToolRequestParamsSchema,
+  CallToolRequestSchema,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  ListToolsRequestSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberSet from "effect/FiberSet"
+import { globalValue } from "effect/GlobalValue"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import * as NodeConsole from "node:console"
+import { randomUUID } from "node:crypto"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import type { Readable, Writable } from "node:stream"
+import type * as Tool from "../Tool.js"
+import { ToolInterrupted } from "../ToolError.js"
+import * as Toolkit from "../Toolkit.js"
+import type { Progress } from "./context.js"
+import * as Mcp from "./mcp.js"
+import * as Scheduler from "./scheduler.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// models
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A toolkit to serve: fixed, or one that changes (clients are told with `notifications/tools/list_changed`). */
+export type Source<T extends Tool.Any> = Toolkit.Toolkit<T> | SubscriptionRef.SubscriptionRef<Toolkit.Toolkit<T>>
+
+export interface Info {
+  readonly name: string
+  readonly version: string
+  readonly title?: string | undefined
+  readonly instructions?: string | undefined
+}
+
+export interface Options extends Info {
+  readonly maxParallel?: number | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+export interface StdioOptions extends Options {
+  readonly stdin?: Readable | undefined
+  readonly stdout?: Writable | undefined
+  readonly maxMessageBytes?: number | undefined
+}
+
+export interface HttpOptions extends Options {
+  readonly port: number
+  readonly host?: string | undefined
+  readonly path?: string | undefined
+  readonly stateless?: boolean | undefined
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  readonly maxMessageBytes?: number | undefined
+}
+
+export interface HttpServer {
+  readonly url: string
+}
+
+export interface ClientInfo {
+  readonly name: string
+  readonly version: string
+  readonly title?: string | undefined
+}
+
+export interface Session {
+  readonly id: string
+  readonly clientInfo: Option.Option<ClientInfo>
+}
+
+export const DEFAULT_HOST = "127.0.0.1"
+export const DEFAULT_PATH = "/mcp"
+export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+export class McpServerError extends Schema.TaggedError<McpServerError>("effect-agent-tools/McpServerError")(
+  "McpServerError",
+  {
+    message: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {}
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+/** The MCP side of the call a fiber is serving. */
+export interface RequestContext {
+  /** Undefined for a stateless HTTP request, which belongs to no session. */
+  readonly session: Session | undefined
+  readonly server: Server
+  readonly extra: Extra
+}
+
+export const currentRequest: FiberRef.FiberRef<RequestContext | undefined> = globalValue(
+  Symbol.for("effect-agent-tools/McpServer/currentRequest"),
+  () => FiberRef.unsafeMake<RequestContext | undefined>(undefined)
+)
+
+export const session: Effect.Effect<Option.Option<Session>> = Effect.map(
+  FiberRef.get(currentRequest),
+  (request) => Option.fromNullable(request?.session)
+)
+
+// ---------------------------------------------------------------------------------------------------------------
+// the core: scheduler, calls, toolkit, attached servers
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Core {
+  readonly options: Options
+  readonly listChanged: boolean
+  readonly toolkit: () => Toolkit.Toolkit<Tool.Any>
+  /** The SDK servers currently attached, told when the toolkit changes. */
+  readonly servers: Set<Server>
+  readonly scheduler: Scheduler.Scheduler
+  readonly runCall: (effect: Effect.Effect<SdkCallToolResult>) => Fiber.RuntimeFiber<SdkCallToolResult>
+  /** What the SDK reports going wrong on a connection (bad input, a response with no one to take it). */
+  readonly transportError: (message: string) => void
+}
+
+const makeCore = <T extends Tool.Any>(
+  source: Source<T>,
+  options: Options,
+  /** Debug over HTTP, where any client on the network can send junk; a warning where the peer is the host's own. */
+  transportErrors: LogLevel.LogLevel
+): Effect.Effect<Core, never, Scope.Scope | Tool.Requirements<T>> =>
+  Effect.gen(function*() {
+    // made first, so closed last: by then every server is closed and every call aborted
+    const calls = yield* FiberSet.make<SdkCallToolResult>()
+    const runCall = yield* FiberSet.runtime(calls)<Tool.Requirements<T>>()
+    const runtime = yield* Effect.runtime<never>()
+    const scheduler = yield* Scheduler.make({ maxParallel: options.maxParallel, timeout: options.timeout })
+    const servers = new Set<Server>()
+    const current: { kit: Toolkit.Toolkit<Tool.Any> | undefined } = { kit: undefined }
+    const listChanged = !Toolkit.isToolkit(source)
+    if (Toolkit.isToolkit(source)) {
+      current.kit = source
+    } else {
+      // `changes` starts with the current value; the core is ready once we have it, so no later change is missed
+      const ready = yield* Deferred.make<void>()
+      yield* source.changes.pipe(
+        Stream.runForEach((kit) =>
+          Effect.suspend(() => {
+            const previous = current.kit
+            current.kit = kit
+            if (previous !== undefined && previous !== kit) {
+              for (const server of servers) {
+                server.sendToolListChanged().catch(() => undefined)
+              }
+            }
+            return Deferred.succeed(ready, undefined)
+          })
+        ),
+        Effect.forkScoped
+      )
+      yield* Deferred.await(ready)
+    }
+    return {
+      options,
+      listChanged,
+      toolkit: () => current.kit!,
+      servers,
+      scheduler,
+      runCall: runCall as unknown as Core["runCall"],
+      transportError: (message) =>
+        Runtime.runSync(runtime, Effect.logWithLevel(transportErrors, `MCP server ${options.name}: ${message}`))
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// one connection: an SDK Server with our two handlers
+// ---------------------------------------------------------------------------------------------------------------
+
+const clientInfoOf = (server: Server): Option.Option<ClientInfo> => {
+  const info = server.getClientVersion()
+  if (info === undefined) return Option.none()
+  return Option.some(
+    info.title === undefined
+      ? { name: info.name, version: info.version }
+      : { name: info.name, version: info.version, title: info.title }
+  )
+}
+
+/**
+ * `notifications/progress` for a request that carries a progress token. MCP wants `progress` to grow with each
+ * notification; a report without a number counts as the next step.
+ */
+const progressReporter = (extra: Extra): ((progress: Progress) => Effect.Effect<void>) | undefined => {
+  const token = extra._meta?.progressToken
+  if (token === undefined) return undefined
+  let last = 0
+  return (progress) =>
+    Effect.promise(() => {
+      last = progress.progress ?? last + 1
+      return extra.sendNotification({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress: last,
+          ...(progress.total === undefined ? {} : { total: progress.total }),
+          ...(progress.message === undefined ? {} : { message: progress.message })
+        }
+      }).catch(() => undefined) // the client is gone: the call goes on until it is cancelled
+    })
+}
+
+const serveCall = (
+  core: Core,
+  server: Server,
+  session: Session | undefined,
+  params: { readonly name: string; readonly arguments?: unknown },
+  extra: Extra
+): Promise<SdkCallToolResult> => {
+  const name = params.name
+  const callId = `${session?.id ?? randomUUID()}/${String(extra.requestId)}`
+  const call = Effect.suspend(() => {
+    const toolkit = core.toolkit()
+    const structured = toolkit.byName.get(name)?.outputSchema !== undefined
+    return Effect.map(
+      core.scheduler.run(toolkit, { id: callId, name, arguments: params.arguments }, {
+        onProgress: progressReporter(extra)
+      }),
+      (outcome) => Mcp.toCallToolResult(outcome, { structured }) as SdkCallToolResult
+    )
+  }).pipe(
+    Effect.withSpan("McpServer.call", {
+      kind: "server",
+      attributes: {
+        "tool.name": name,
+        "tool.call_id": callId,
+        ...(session === undefined ? {} : { "mcp.session_id": session.id })
+      }
+    }),
+    Effect.locally(currentRequest, { session, server, extra } satisfies RequestContext)
+  )
+  return new Promise((resolve, reject) => {
+    if (extra.signal.aborted) return resolve(interrupted(name))
+    const fiber = core.runCall(call as Effect.Effect<SdkCallToolResult>)
+    const abort = () => fiber.unsafeInterruptAsFork(FiberId.none)
+    extra.signal.addEventListener("abort", abort, { once: true })
+    fiber.addObserver((exit) => {
+      extra.signal.removeEventListener("abort", abort)
+      if (Exit.isSuccess(exit)) return resolve(exit.value)
+      // Cancelled by the client: the SDK sends nothing. Interrupted because the server is stopping while the
+      // connection is still up: the client reads that the call was cancelled.
+      if (Cause.isInterruptedOnly(exit.cause)) return resolve(interrupted(name))
+      reject(Cause.squash(exit.cause))
+    })
+  })
+}
+
+const interrupted = (tool: string): SdkCallToolResult =>
+  Mcp.toCallToolResult(Either.left(new ToolInterrupted({ tool })), { structured: false }) as SdkCallToolResult
+
+/**
+ * `tools/call` with `arguments` of any JSON type. The SDK's own `tools/call` registration refuses arguments that
+ * are not an object as a protocol error (a JSON-RPC error the model never sees); taking any value lets our argument
+ * check answer it as `invalid arguments: expected a JSON object, got an array`, an `isError` result the model can
+ * act on (SEP-1303). `arguments` is the SDK's own record's value schema (`unknown`), so no zod of our own.
+ */
+const AnyArgumentsCallToolRequestSchema = CallToolRequestSchema.extend({
+  params: CallToolRequestParamsSchema.extend({
+    arguments: CallToolRequestParamsSchema.shape.arguments.unwrap().valueType.optional()
+  })
+})
+
+/** A new SDK server for one connection; `sessions: false` for a stateless request, which has no session. */
+const makeServer = (core: Core, options: { readonly sessions: boolean }): Server => {
+  const { instructions, name, title, version } = core.options
+  const server = new Server(
+    { name, version, ...(title === undefined ? {} : { title }) },
+    {
+      capabilities: { tools: core.listChanged ? { listChanged: true } : {} },
+      ...(instructions === undefined ? {} : { instructions })
+    }
+  )
+  // a transport without session ids (stdio, in-memory) is one session
+  const connectionId = randomUUID()
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: Toolkit.definitions(core.toolkit(), "mcp") as unknown as Array<SdkTool>
+  }))
+  // Protocol's registration, not Server's: Server's wraps `tools/call` in its strict request schema (see above)
+  Protocol.prototype.setRequestHandler.call(server, AnyArgumentsCallToolRequestSchema, (request, extra) =>
+    serveCall(
+      core,
+      server,
+      options.sessions ? { id: extra.sessionId ?? connectionId, clientInfo: clientInfoOf(server) } : undefined,
+      request.params,
+      extra as Extra
+    ))
+  server.onerror = (error) => core.transportError(error.message)
+  return server
+}
+
+/** Connects a new server to a transport; the server is told about toolkit changes until it closes. */
+const connectServer = async (core: Core, transport: Transport, options: {
+  readonly sessions: boolean
+  readonly onclose?: (() => void) | undefined
+}): Promise<Server> => {
+  const server = makeServer(core, options)
+  server.onclose = () => {
+    core.servers.delete(server)
+    options.onclose?.()
+  }
+  await server.connect(transport)
+  core.servers.add(server)
+  return server
+}
+
+const closeServer = (server: Server): Promise<void> => server.close().catch(() => undefined)
+
+const attach = (
+  core: Core,
+  transport: Transport,
+  onclose?: () => void
+): Effect.Effect<Server, McpServerError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => connectServer(core, transport, { sessions: true, onclose }),
+      catch: (cause) =>
+        new McpServerError({
+          message: `cannot start the MCP transport: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
+    }),
+    (server) => Effect.promise(() => closeServer(server))
+  )
+
+// ---------------------------------------------------------------------------------------------------------------
+// any transport
+// ---------------------------------------------------------------------------------------------------------------
+
+export const connect = <T extends Tool.Any>(
+  source: Source<T>,
+  options: Options,
+  transport: Transport
+): Effect.Effect<void, McpServerError, Scope.Scope | Tool.Requirements<T>> =>
+  Effect.flatMap(makeCore(source, options, LogLevel.Warning), (core) => Effect.asVoid(attach(core, transport)))
+
+// ---------------------------------------------------------------------------------------------------------------
+// stdio
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * A transport that knows which requests it has not answered yet, so a server whose input ended can answer every
+ * request it read (tools/list as much as tools/call) before it stops. A cancelled request needs no answer.
+ */
+class Answering implements Transport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
+  private readonly pending = new Set<RequestId>()
+  private waiting: Array<() => void> = []
+
+  constructor(private readonly inner: Transport) {}
+
+  start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => {
+      if (isJSONRPCRequest(message)) this.pending.add(message.id)
+      else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+        const id = (message.params as { requestId?: RequestId } | undefined)?.requestId
+        if (id !== undefined) this.answered(id)
+      }
+      this.onmessage?.(message, extra)
+    }
+    this.inner.onclose = () => this.onclose?.()
+    this.inner.onerror = (error) => this.onerror?.(error)
+    return this.inner.start()
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    await this.inner.send(message, options)
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
+      this.answered(message.id)
+    }
+  }
+
+  close(): Promise<void> {
+    return this.inner.close()
+  }
+
+  /** Resolves once every request read so far has been answered. */
+  allAnswered(): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve()
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+
+  private answered(id: RequestId): void {
+    if (!this.pending.delete(id) || this.pending.size > 0) return
+    const waiting = this.waiting
+    this.waiting = []
+    for (const resolve of waiting) resolve()
+  }
+}
+
+/** Effect's console (what every built-in logger and `Console.log` write through) on stderr. */
+const stderrConsole = (): Console.Console => {
+  const unsafe = new NodeConsole.Console({ stdout: process.stderr, stderr: process.stderr })
+  const sync = (f: () => void) => Effect.sync(f)
+  return {
+    [Console.TypeId]: Console.TypeId,
+    assert: (condition, ...args) => sync(() => unsafe.assert(condition, ...args)),
+    clear: sync(() => unsafe.clear()),
+    count: (label) => sync(() => unsafe.count(label)),
+    countReset: (label) => sync(() => unsafe.countReset(label)),
+    debug: (...args) => sync(() => unsafe.debug(...args)),
+    dir: (item, options) => sync(() => unsafe.dir(item, options)),
+    dirxml: (...args) => sync(() => unsafe.dirxml(...args)),
+    error: (...args) => sync(() => unsafe.error(...args)),
+    group: (options) =>
+      sync(() => (options?.collapsed === true ? unsafe.groupCollapsed(options.label) : unsafe.group(options?.label))),
+    groupEnd: sync(() => unsafe.groupEnd()),
+    info: (...args) => sync(() => unsafe.info(...args)),
+    log: (...args) => sync(() => unsafe.log(...args)),
+    table: (data, properties) => sync(() => unsafe.table(data, properties as Array<string> | undefined)),
+    time: (label) => sync(() => unsafe.time(label)),
+    timeEnd: (label) => sync(() => unsafe.timeEnd(label)),
+    timeLog: (label, ...args) => sync(() => unsafe.timeLog(label, ...args)),
+    trace: (...args) => sync(() => unsafe.trace(...args)),
+    warn: (...args) => sync(() => unsafe.warn(...args)),
+    unsafe
+  }
+}
+
+export const stdio = <T extends Tool.Any>(
+  source: Source<T>,
+  options: StdioOptions
+): Effect.Effect<void, McpServerError, Tool.Requirements<T>> =>
+  Effect.scoped(Effect.gen(function*() {
+    const core = yield* makeCore(source, options, LogLevel.Warning)
+    const input = options.stdin ?? process.stdin
+    const output = options.stdout ?? process.stdout
+    const transport = new Answering(
+      new StdioServerTransport(input, output, {
+        maxBufferSize: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+      })
+    )
+    // "ended": no more input, answer what was read; "closed": the transport gave up (or stdout broke), stop now
+    const stop = yield* Deferred.make<"ended" | "closed">()
+    const ended = () => Deferred.unsafeDone(stop, Exit.succeed("ended" as const))
+    const closed = () => Deferred.unsafeDone(stop, Exit.succeed("closed" as const))
+    const broken = (error: Error) => {
+      core.transportError(`stdout failed: ${error.message}`)
+      closed()
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        input.on("end", ended)
+        input.on("close", ended)
+        output.on("error", broken)
+        if (input.readableEnded) ended()
+      }),
+      () =>
+        Effect.sync(() => {
+          input.off("end", ended)
+          input.off("close", ended)
+          output.off("error", broken)
+        })
+    )
+    yield* attach(core, transport, closed)
+    if ((yield* Deferred.await(stop)) === "ended") {
+      yield* Effect.promise(() => transport.allAnswered())
+    }
+  })).pipe(Effect.withConsole(stderrConsole()))
+
+// ---------------------------------------------------------------------------------------------------------------
+// Streamable HTTP
+// ---------------------------------------------------------------------------------------------------------------
+
+const LOOPBACK_HOSTS: ReadonlyArray<string> = ["localhost", "127.0.0.1", "::1"]
+
+const bare = (hostname: string): string => hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1")
+
+const isLoopback = (host: string): boolean => {
+  const h = bare(host)
+  return h === "localhost" || h === "::1" || h.startsWith("127.")
+}
+
+const isWildcard = (host: string): boolean => host === "" || host === "0.0.0.0" || bare(host) === "::"
+
+/** `Host: name[:port]` as a bare hostname, or undefined when it does not parse. */
+const hostnameOf = (header: string): string | undefined => {
+  try {
+    return bare(new URL(`http://${header}`).hostname)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * DNS rebinding protection (MCP's transport security rules): a `Host` naming something other than this server, or
+ * an `Origin` (sent by browsers) not allowed, is refused before anything else is read.
+ */
+const requestGuard = (options: HttpOptions, host: string): (req: Http.IncomingMessage) => string | undefined => {
+  const hosts = options.allowedHosts !== undefined
+    ? new Set(options.allowedHosts.map(bare))
+    : isLoopback(host)
+    ? new Set([...LOOPBACK_HOSTS, bare(host)])
+    : isWildcard(host)
+    ? undefined
+    : new Set([bare(host)])
+  const origins = options.allowedOrigins === undefined
+    ? undefined
+    : new Set(options.allowedOrigins.map((origin) => origin.toLowerCase()))
+  return (req) => {
+    if (hosts !== undefined) {
+      const header = req.headers.host
+      const hostname = header === undefined ? undefined : hostnameOf(header)
+      if (hostname === undefined || !hosts.has(hostname)) {
+        return `Forbidden: Host ${JSON.stringify(header ?? "")} is not allowed`
+      }
+    }
+    const origin = req.headers.origin
+    if (origin !== undefined) {
+      const allowed = origins !== undefined
+        ? origins.has(origin.toLowerCase())
+        : hosts !== undefined && hostsOfOrigin(origin, hosts)
+      if (!allowed) return `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`
+    }
+    return undefined
+  }
+}
+
+const hostsOfOrigin = (origin: string, hosts: ReadonlySet<string>): boolean => {
+  try {
+    const url = new URL(origin)
+    return (url.protocol === "http:" || url.protocol === "https:") && hosts.has(bare(url.hostname))
+  } catch {
+    return false
+  }
+}
+
+const sendJsonError = (
+  res: Http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers?: Record<string, string>
+): void => {
+  res.writeHead(status, { "content-type": "application/json", ...headers })
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
+}
+
+const urlHost = (host: string): string => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+
+interface Connection {
+  readonly transport: StreamableHTTPServerTransport
+  server: Server | undefined
+  closed: boolean
+}
+
+export const http = <T extends Tool.Any>(
+  source: Source<T>,
+  options: HttpOptions
+): Effect.Effect<HttpServer, McpServerError, Scope.Scope | Tool.Requirements<T>> =>
+  Effect.gen(function*() {
+    const core = yield* makeCore(source, options, LogLevel.Debug)
+    const host = options.host ?? DEFAULT_HOST
+    const path = options.path ?? DEFAULT_PATH
+    const stateless = options.stateless === true
+    const maxRequestBodySize = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    const guard = requestGuard(options, host)
+    /** Sessions by id, once initialized. */
+    const sessions = new Map<string, Connection>()
+    /** Every connection not yet closed (sessions, a session being initialized, stateless requests). */
+    const open = new Set<Connection>()
+
+    const close = async (connection: Connection): Promise<void> => {
+      connection.closed = true
+      open.delete(connection)
+      if (connection.server !== undefined) await closeServer(connection.server)
+      else await connection.transport.close().catch(() => undefined)
+    }
+
+    const serve = async (connection: Connection, req: Http.IncomingMessage, res: Http.ServerResponse) => {
+      open.add(connection)
+      connection.server = await connectServer(core, connection.transport, {
+        sessions: !stateless,
+        onclose: () => {
+          open.delete(connection)
+          if (connection.transport.sessionId !== undefined) sessions.delete(connection.transport.sessionId)
+        }
+      })
+      // closed while connecting (the client went away, or the whole server is stopping)
+      if (connection.closed) return close(connection)
+      await connection.transport.handleRequest(req, res)
+    }
+
+    const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse): Promise<void> => {
+      const refused = guard(req)
+      if (refused !== undefined) return sendJsonError(res, 403, -32000, refused)
+      if (new URL(req.url ?? "/", "http://localhost").pathname !== path) {
+        return sendJsonError(res, 404, -32000, `Not Found: the MCP endpoint is ${path}`)
+      }
+      const methods = stateless ? "POST" : "GET, POST, DELETE"
+      if (!methods.split(", ").includes(req.method ?? "")) {
+        return sendJsonError(res, 405, -32000, "Method not allowed.", { allow: methods })
+      }
+      if (stateless) {
+        // a transport and a server per request; the request ending (answered or dropped) ends its calls
+        const connection: Connection = {
+          transport: new StreamableHTTPServerTransport({ maxRequestBodySize }),
+          server: undefined,
+          closed: false
+        }
+        res.on("close", () => void close(connection))
+        return serve(connection, req, res)
+      }
+      const sessionId = req.headers["mcp-session-id"]
+      if (typeof sessionId === "string") {
+        const connection = sessions.get(sessionId)
+        if (connection === undefined) return sendJsonError(res, 404, -32001, "Session not found")
+        return connection.transport.handleRequest(req, res)
+      }
+      if (req.method !== "POST") {
+        return sendJsonError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
+      }
+      // a new session if this is an initialize request; the SDK answers anything else with 400
+      const connection: Connection = {
+        transport: new StreamableHTTPServerTransport({
+          sessionIdGenerator: randomUUID,
+          maxRequestBodySize,
+          onsessioninitialized: (id) => void sessions.set(id, connection)
+        }),
+        server: undefined,
+        closed: false
+      }
+      await serve(connection, req, res)
+      if (connection.transport.sessionId === undefined) await close(connection)
+    }
+
+    const server = Http.createServer((req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        core.transportError(`${req.method} ${req.url}: ${String(error)}`)
+        if (!res.headersSent) sendJsonError(res, 500, -32603, "Internal error")
+        else res.destroy()
+      })
+    })
+
+    const address = yield* Effect.acquireRelease(
+      Effect.async<AddressInfo, McpServerError>((resume) => {
+        const failed = (error: Error) =>
+          resume(Effect.fail(
+            new McpServerError({
+              message: `cannot listen on ${urlHost(host)}:${options.port}: ${error.message}`,
+              cause: error
+            })
+          ))
+        server.once("error", failed)
+        server.listen(options.port, host, () => {
+          server.off("error", failed)
+          server.on("error", (error) => core.transportError(`the HTTP server failed: ${error.message}`))
+          resume(Effect.succeed(server.address() as AddressInfo))
+        })
+      }),
+      () =>
+        Effect.promise(async () => {
+          const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+          await Promise.all([...open].map(close))
+          server.closeAllConnections()
+          await stopped
+        })
+    )
+    return { url: `http://${urlHost(host)}:${address.port}${path}` }
+  })
