@@ -3,14 +3,12 @@
  *
  * @internal
  */
-import type * as Command from "@effect/cli/Command"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
-import * as fs from "node:fs"
 import * as readline from "node:readline"
 import * as Permission from "../Permission.js"
 import * as Tool from "../Tool.js"
@@ -22,22 +20,13 @@ import * as Workspace from "../Workspace.js"
 import * as Demo from "./demo.js"
 import { stderrSink, stdoutSink } from "./render.js"
 
-export const version: string = (() => {
-  try {
-    return JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version
-  } catch {
-    return "0.0.0"
-  }
-})()
+export { version } from "./version.js"
 
 /** A command line that cannot be run as given (exit code 2). */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 /** A command that already said why it failed, ending with this exit code. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly code: number }> {}
-
-/** The commands built on the MCP and stdio-provider edges (see edges.ts). */
-export const edges: ReadonlyArray<Command.Command<string, never, unknown, unknown>> = []
 
 export const demo = Demo.run(stdoutSink())
 

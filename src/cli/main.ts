@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Commands from "./commands.js"
+import * as Edges from "./edges.js"
 
 const root = Options.directory("root", { exists: "yes" }).pipe(
   Options.withDescription("The workspace folder the tools are confined to (default: the current folder)"),
@@ -54,7 +55,7 @@ const call = Command.make("call", {
 
 const command = Command.make("agent-tools").pipe(
   Command.withDescription("The tool layer for LLM agents: workspace tools, MCP, stdio providers"),
-  Command.withSubcommands([demo, list, call, ...Commands.edges])
+  Command.withSubcommands([demo, list, call, Edges.mcp])
 )
 
 const cli = Command.run(command, { name: "agent-tools", version: Commands.version })

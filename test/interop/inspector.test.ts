@@ -5,6 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as peers from "./peers.js"
 
@@ -16,8 +18,8 @@ interface Run {
 
 const server = path.join(peers.root, "examples/mcp-stdio-server.ts")
 
-/** `mcp-inspector --cli <our server> ...args --format json`, to completion. */
-const inspect = (...args: Array<string>): Promise<Run> =>
+/** `mcp-inspector --cli <a server command> ...args --format json`, to completion. */
+const inspectServer = (serverCommand: ReadonlyArray<string>, ...args: Array<string>): Promise<Run> =>
   new Promise((resolve, reject) => {
     const child = spawn(
       peers.node22,
@@ -26,10 +28,7 @@ const inspect = (...args: Array<string>): Promise<Run> =>
         "--cli",
         "--connect-timeout",
         "60000",
-        process.execPath,
-        "--import",
-        "tsx",
-        server,
+        ...serverCommand,
         ...args,
         "--format",
         "json"
@@ -43,6 +42,10 @@ const inspect = (...args: Array<string>): Promise<Run> =>
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, stdout, stderr }))
   })
+
+/** The example server, run by Node 20 through tsx. */
+const inspect = (...args: Array<string>): Promise<Run> =>
+  inspectServer([process.execPath, "--import", "tsx", server], ...args)
 
 const resultOf = (run: Run): Record<string, unknown> => {
   try {
@@ -109,6 +112,55 @@ describe("MCP Inspector CLI against examples/mcp-stdio-server.ts", () => {
     expect(invalid.code).not.toBe(0)
     expect(resultOf(invalid)).toEqual({
       content: [{ type: "text", text: "invalid arguments: b: missing required property, expected an integer" }],
+      isError: true
+    })
+  })
+})
+
+describe("MCP Inspector CLI against `agent-tools mcp` (dist/, no TypeScript loader)", () => {
+  let list: Run
+  let call: Run
+  let invalid: Run
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), "inspector-workspace-"))
+  fs.writeFileSync(path.join(workspace, "hello.txt"), "hello from the workspace\n")
+
+  beforeAll(async () => {
+    expect(peers.toolsInstalled(), "the Inspector and Node 22 live in tools/: run `npm ci --prefix tools`").toBe(true)
+    const cli = [process.execPath, path.join(peers.root, "dist/cli/main.js"), "mcp", "--root", workspace]
+    const runs = await Promise.all([
+      inspectServer(cli, "--method", "tools/list"),
+      inspectServer(cli, "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=hello.txt"),
+      inspectServer(cli, "--method", "tools/call", "--tool-name", "read_file", "--tool-args-json", "{\"path\":7}")
+    ])
+    list = runs[0]
+    call = runs[1]
+    invalid = runs[2]
+  }, 120_000)
+
+  it("lists the seven workspace tools with their hints", () => {
+    expect(list.code, list.stderr).toBe(0)
+    const tools = resultOf(list).tools as Array<Record<string, unknown>>
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "read_file",
+      "write_file",
+      "edit_file",
+      "bash",
+      "glob",
+      "grep",
+      "list_dir"
+    ])
+    expect(tools[3].annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false })
+  })
+
+  it("calls read_file in the workspace", () => {
+    expect(call.code, call.stderr).toBe(0)
+    expect(resultOf(call).content).toEqual([{ type: "text", text: "     1\thello from the workspace" }])
+  })
+
+  it("answers an invalid call with isError and the invalid-arguments text", () => {
+    expect(invalid.code).not.toBe(0)
+    expect(resultOf(invalid)).toEqual({
+      content: [{ type: "text", text: "invalid arguments: path: expected a string, got 7" }],
       isError: true
     })
   })
