@@ -19,6 +19,8 @@ export * as Permission from "./Permission.js"
 /** @since 0.1.0 */
 export * as Recorder from "./Recorder.js"
 /** @since 0.1.0 */
+export * as StdioProvider from "./StdioProvider.js"
+/** @since 0.1.0 */
 export * as Tool from "./Tool.js"
 /** @since 0.1.0 */
 export * as ToolDefinition from "./ToolDefinition.js"

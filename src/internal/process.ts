@@ -194,7 +194,12 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
         const terminate: Effect.Effect<void> = Effect.gen(function*() {
           if (!proc.stdin!.destroyed) proc.stdin!.end()
           if (status === undefined) {
-            yield* Effect.raceFirst(Deferred.await(exitDeferred), realSleep(Math.min(grace, 500)))
+            // the racers must be interruptible: in this uninterruptible region the loser would otherwise be waited
+            // for, and a process that ignores end of input would never be signalled
+            yield* Effect.raceFirst(
+              Effect.interruptible(Deferred.await(exitDeferred)),
+              Effect.interruptible(realSleep(Math.min(grace, 500)))
+            )
           }
           // the leader may be gone while processes it started still run in its group
           if (!signalGroup(pid, "SIGTERM")) return
