@@ -3,6 +3,8 @@
  * tests), the way a user runs it: no TypeScript loader.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -158,4 +160,58 @@ describe("agent-tools", () => {
     expect(ran.stdout).toBe("one\ntwo\n(exit code 0)\n")
     expect(ran.stderr.split("\n")).toContain("one")
   })
+
+  it("provider serves the workspace tools as a stdio provider: header, ready line, answers by call_id", async () => {
+    const dir = workspace({ "a.txt": "hi\n" })
+    const requests = [
+      { call_id: "1", function: { name: "read_file", arguments: "{\"path\":\"a.txt\"}" }, context: { dir } },
+      { call_id: "2", function: { name: "nope", arguments: "{}" }, context: { dir } },
+      { call_id: "3", function: { name: "read_file", arguments: "{\"path\":1}" }, context: { dir } }
+    ]
+    const ran = await runCli(["provider", "--root", dir], {
+      input: requests.map((r) => JSON.stringify(r)).join("\n") + "\n"
+    })
+    expect(ran.code).toBe(0)
+    const lines = ran.stdout.split("\n")
+    const blank = lines.indexOf("")
+    expect(lines.slice(0, blank).map((l) => JSON.parse(l).function.name)).toEqual([
+      "read_file",
+      "write_file",
+      "edit_file",
+      "bash",
+      "glob",
+      "grep",
+      "list_dir"
+    ])
+    const answers = Object.fromEntries(
+      lines.slice(blank + 1).filter((l) => l !== "").map((l) => JSON.parse(l)).map((a) => [a.call_id, a.content])
+    )
+    expect(answers).toEqual({
+      "1": "     1\thi",
+      "2":
+        "Error: unknown tool \"nope\"; available tools: read_file, write_file, edit_file, bash, glob, grep, list_dir",
+      "3": "Bad arguments: path: expected a string, got 1"
+    })
+  })
+
+  it("bridge serves a stdio provider's tools over MCP", async () => {
+    const client = new Client({ name: "cli-test", version: "1.0.0" })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, "bridge", "--", process.execPath, path.join(root, "test/fixtures/provider-raw.mjs")],
+      stderr: "pipe"
+    })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((t) => t.name)).toContain("add")
+      const added = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } })
+      expect(added.isError ?? false).toBe(false)
+      const invalid = await client.callTool({ name: "add", arguments: { a: "two", b: 3 } })
+      expect(invalid).toMatchObject({ isError: true })
+      expect((invalid.content as Array<{ text: string }>)[0].text).toMatch(/^invalid arguments: a: expected an integer/)
+    } finally {
+      await client.close()
+    }
+  }, 30_000)
 })

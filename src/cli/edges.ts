@@ -4,11 +4,13 @@
  *
  * @internal
  */
+import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as McpServer from "../McpServer.js"
+import * as StdioProvider from "../StdioProvider.js"
 import * as Workspace from "../Workspace.js"
 import { version } from "./version.js"
 
@@ -43,3 +45,25 @@ export const mcp = Command.make("mcp", {
     process.stderr.write(`serving the workspace tools of ${rootOf(root)} at ${url}\n`)
     return yield* Effect.never
   }))).pipe(Command.withDescription("Serve the workspace tools over MCP (stdio by default, or Streamable HTTP)"))
+
+export const provider = Command.make("provider", { root }, ({ root }) =>
+  Effect.scoped(Effect.gen(function*() {
+    const kit = yield* Workspace.toolkit({ root: rootOf(root) })
+    return yield* StdioProvider.serve(kit)
+  }))).pipe(Command.withDescription("Serve the workspace tools as a stdio tool provider (JSON lines)"))
+
+const commandLine = Args.text({ name: "command" }).pipe(
+  Args.withDescription("The command to run, after --, with its arguments"),
+  Args.atLeast(1)
+)
+
+export const bridge = Command.make(
+  "bridge",
+  { command: commandLine },
+  ({ command }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const [executable, ...args] = command
+      const connected = yield* StdioProvider.connect({ command: executable, args })
+      return yield* McpServer.stdio(connected.toolkit, { name: `agent-tools bridge: ${executable}`, version })
+    }))
+).pipe(Command.withDescription("Serve a stdio tool provider's tools over MCP (stdio): bridge -- <command> [args]"))
