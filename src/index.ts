@@ -13,6 +13,8 @@
 /** @since 0.1.0 */
 export * as Executor from "./Executor.js"
 /** @since 0.1.0 */
+export * as McpClient from "./McpClient.js"
+/** @since 0.1.0 */
 export * as McpServer from "./McpServer.js"
 /** @since 0.1.0 */
 export * as Permission from "./Permission.js"

@@ -1,0 +1,185 @@
+/**
+ * The examples of docs/mcp-client.md, run (see ./examples.ts for how the page and this file are kept the same).
+ * The page's servers are values a host would write (`npx ...`, an HTTPS endpoint); the tests hand the same
+ * functions the reference server run offline with this Node, and a file server of ours served in memory.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { Clock, Effect, Either, Schema } from "effect"
+import { Executor, Permission, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import * as McpClient from "../src/McpClient.js"
+import * as McpServer from "../src/McpServer.js"
+import * as peers from "../test/interop/peers.js"
+import { checkExamples } from "./examples.js"
+
+// #region connect
+const everything = McpClient.stdio({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+
+const echo = (server: McpClient.Transport) =>
+  Effect.scoped(Effect.gen(function*() {
+    const client = yield* McpClient.connect(server, { prefix: "every" })
+    const kit = yield* client.toolkit
+    const [outcome] = yield* Executor.run(kit, [
+      { id: "call_1", name: "every__echo", arguments: "{\"message\":\"hello\"}" },
+      { id: "call_2", name: "every__get-sum", arguments: "{\"a\":\"x\",\"b\":1}" }
+    ])
+    return { server: client.serverInfo.name, echo: Toolkit.lookup(kit, "every__echo")._tag, outcome }
+  }))
+// echo(everything) => { server: "mcp-servers/everything", echo: "Some", outcome: Either.right(text "Echo: hello") }
+// #endregion
+
+// #region compose
+const Now = Tool.make("now", {
+  description: "The current time, as ISO 8601",
+  handler: () => Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+})
+
+/** Connects to every server once; gives an Effect of the current toolkit, to read at the start of each turn. */
+const connectAll = (servers: { readonly everything: McpClient.Transport; readonly files: McpClient.Transport }) =>
+  Effect.gen(function*() {
+    const every = yield* McpClient.connect(servers.everything, { prefix: "every" })
+    const files = yield* McpClient.connect(servers.files, {
+      prefix: "fs",
+      // both tools touch the file named by `path`: calls on one file run one after another, in the model's order
+      resource: {
+        read_file: ({ path }) => `file:${path}`,
+        write_file: ({ path }) => `file:${path}`
+      },
+      // a whole batch waits while the server is being reset
+      sequential: { fs__reset: true }
+    })
+    return Effect.map(
+      Effect.all([every.toolkit, files.toolkit]),
+      ([everyKit, filesKit]) => Toolkit.merge(Toolkit.make(Now), everyKit, filesKit)
+    )
+  })
+
+const turn = (toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>>) =>
+  Effect.flatMap(toolkit, (kit) =>
+    Executor.run(kit, [
+      { id: "1", name: "fs__write_file", arguments: { path: "notes.md", text: "# Notes" } },
+      { id: "2", name: "fs__read_file", arguments: { path: "notes.md" } },
+      { id: "3", name: "every__echo", arguments: { message: "meanwhile" } }
+    ]))
+// Effect.scoped(Effect.flatMap(connectAll(servers), turn))
+// => outcomes in call order: "wrote notes.md", "# Notes", "Echo: meanwhile"
+// #endregion
+
+// #region trust
+/** The tools this host has decided to let run without asking, by the names it gave them. */
+const trusted = new Set(["fs__read_file", "fs__delete_file"])
+
+/** Where a real host shows the request to a person; this one has nobody to show it to. */
+const askSomeone = (_request: Permission.PermissionRequest) => Effect.succeed(Permission.deny("nobody to ask"))
+
+const Policy = Permission.layer((request) =>
+  // the host's own list can let a call through; a server's hint can only send it to a person
+  trusted.has(request.tool) && request.annotations.destructive !== true
+    ? Effect.succeed(Permission.allow)
+    : askSomeone(request)
+)
+
+const guarded = (files: McpClient.Transport) =>
+  Effect.scoped(Effect.gen(function*() {
+    const client = yield* McpClient.connect(files, { prefix: "fs", permission: "mcp" })
+    return yield* Executor.run(yield* client.toolkit, [
+      { id: "1", name: "fs__read_file", arguments: { path: "notes.md" } },
+      { id: "2", name: "fs__delete_file", arguments: { path: "notes.md" } },
+      { id: "3", name: "fs__write_file", arguments: { path: "notes.md", text: "gone?" } }
+    ])
+  })).pipe(Effect.provide(Policy))
+// => read_file runs; delete_file (trusted, but it says it is destructive) and write_file (not trusted) go to
+//    askSomeone: "Error: permission denied: call delete_file on the MCP server "files" with {...}: nobody to ask"
+// #endregion
+
+// ---------------------------------------------------------------------------------------------------------------
+// the peers the tests give those functions
+// ---------------------------------------------------------------------------------------------------------------
+
+const everythingOffline = McpClient.stdio({ command: process.execPath, args: [peers.serverEverything] })
+
+/** A small file server of ours, served in memory: what `files` stands for on the page. */
+const filesServer = Effect.gen(function*() {
+  const files = new Map<string, string>()
+  const ReadFile = Tool.make("read_file", {
+    description: "Read a file",
+    parameters: { path: Schema.String },
+    annotations: { readOnly: true, destructive: false, openWorld: false },
+    handler: ({ path }) => Effect.succeed(files.get(path) ?? "")
+  })
+  const WriteFile = Tool.make("write_file", {
+    description: "Write a file",
+    parameters: { path: Schema.String, text: Schema.String },
+    annotations: { readOnly: false, destructive: true, openWorld: false },
+    // slow on purpose: a read of the same file, sent alongside, must still wait for it
+    handler: ({ path, text }) =>
+      Effect.as(
+        Effect.zipRight(Effect.promise(() => sleep(50)), Effect.sync(() => files.set(path, text))),
+        `wrote ${path}`
+      )
+  })
+  const DeleteFile = Tool.make("delete_file", {
+    description: "Delete a file",
+    parameters: { path: Schema.String },
+    annotations: { readOnly: false, destructive: true, openWorld: false },
+    handler: ({ path }) => Effect.succeed(files.delete(path) ? `deleted ${path}` : `no ${path}`)
+  })
+  const Reset = Tool.make("reset", {
+    description: "Forget every file",
+    handler: () => Effect.sync(() => files.clear())
+  })
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  yield* McpServer.connect(
+    Toolkit.make(ReadFile, WriteFile, DeleteFile, Reset),
+    { name: "files", version: "1.0.0" },
+    serverSide
+  )
+  return { transport: clientSide, files }
+})
+
+const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+const modelText = (outcome: Executor.Outcome): string =>
+  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
+
+describe("docs/mcp-client.md", () => {
+  it("shows exactly the code that runs here", () => {
+    checkExamples(new URL("./mcp-client.md", import.meta.url), new URL("./mcp-client.test.ts", import.meta.url))
+  })
+
+  it.live("connect: a spawned server's tools, prefixed, run through the executor", () =>
+    Effect.gen(function*() {
+      expect(everything).toMatchObject({ _tag: "StdioTransport", command: "npx" })
+      const result = yield* echo(everythingOffline)
+      expect(result.server).toBe("mcp-servers/everything")
+      expect(result.echo).toBe("Some")
+      expect(modelText(result.outcome)).toBe("Echo: hello")
+    }))
+
+  it.scopedLive("compose: several servers and local tools in one toolkit, the host's resource keys applied", () =>
+    Effect.gen(function*() {
+      const files = yield* filesServer
+      const toolkit = yield* connectAll({ everything: everythingOffline, files: files.transport })
+      const kit = yield* toolkit
+      expect(Toolkit.names(kit)).toContain("now")
+      expect(Toolkit.names(kit)).toContain("every__echo")
+      expect(Toolkit.names(kit)).toContain("fs__write_file")
+      const outcomes = yield* turn(toolkit)
+      expect(outcomes.map(modelText)).toEqual(["wrote notes.md", "# Notes", "Echo: meanwhile"])
+    }))
+
+  it.scopedLive("trust: hints can send a call to a person, never let one through", () =>
+    Effect.gen(function*() {
+      const files = yield* filesServer
+      files.files.set("notes.md", "# Notes")
+      const outcomes = yield* guarded(files.transport)
+      expect(outcomes.map(modelText)).toEqual([
+        "# Notes",
+        "Error: permission denied: call delete_file on the MCP server \"files\" with {\"path\":\"notes.md\"}: " +
+        "nobody to ask",
+        "Error: permission denied: call write_file on the MCP server \"files\" with " +
+        "{\"path\":\"notes.md\",\"text\":\"gone?\"}: nobody to ask"
+      ])
+      expect(files.files.get("notes.md")).toBe("# Notes")
+    }))
+})

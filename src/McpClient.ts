@@ -1,0 +1,431 @@
+/**
+ * A remote MCP server's tools as local tools.
+ *
+ * `connect` starts a session with a server (a command we spawn, a Streamable HTTP endpoint, or any SDK
+ * `Transport`) for as long as the current `Scope` lives. The server's tools become ordinary `Tool`s built with
+ * `Tool.fromJsonSchema`: the model's arguments are checked locally against the server's `inputSchema` (a bad call
+ * never leaves the process), every content type comes back as it was sent, `isError` is a `ToolFailure`, progress
+ * notifications are `Progress` events, and interrupting a call cancels it on the server. The client keeps a
+ * snapshot of the server's tools and refreshes it when the server says its list changed.
+ *
+ * What a server says about its tools is a claim: annotations are hints a policy may use to ask more, never alone to
+ * allow a call; resource keys and sequential batches are the host's to set (see {@link Options}).
+ *
+ * Timers that measure a peer (the notification grace, the wait for a dead server's last words) run on real time,
+ * never on Effect's `TestClock`: a server does not run on a test clock.
+ *
+ * @since 0.1.0
+ */
+import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type { Pipeable } from "effect/Pipeable"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Internal from "./internal/mcpClient.js"
+import type * as Tool from "./Tool.js"
+import type * as Toolkit from "./Toolkit.js"
+
+/**
+ * Marks a value as an {@link McpClient}.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const isClient = (u: unknown): u is McpClient.McpClient =>
+ *   typeof u === "object" && u !== null && McpClient.TypeId in u
+ * ```
+ *
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-agent-tools/McpClient")
+
+/**
+ * The type of {@link TypeId}.
+ *
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * A session with one MCP server, alive until the scope it was made in closes.
+ *
+ * - `tools` / `toolkit`: the current snapshot of the server's tools. A batch given a toolkit keeps the tools it
+ *   started with, whatever the server lists meanwhile.
+ * - `refresh`: lists the tools again now and gives the new toolkit (a failed listing keeps the old snapshot).
+ * - `serverInfo`, `instructions`: what the server said about itself when the session started, so a host can tell
+ *   two instances of one server apart and hand the instructions to the model.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpClient, Toolkit } from "effect-agent-tools"
+ *
+ * // at the start of each turn: the tools as the server lists them now
+ * const offer = (client: McpClient.McpClient) =>
+ *   Effect.map(client.toolkit, (kit) => ({
+ *     system: client.instructions ?? "",
+ *     tools: Toolkit.definitions(kit, "anthropic")
+ *   }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpClient extends Pipeable {
+  readonly [TypeId]: TypeId
+  readonly serverInfo: ServerInfo
+  readonly instructions: string | undefined
+  readonly tools: Effect.Effect<ReadonlyArray<Tool.Tool<string>>>
+  readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>>
+  readonly refresh: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>, McpClientError>
+}
+
+/**
+ * The server's name and version from its `initialize` answer.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const label = (info: McpClient.ServerInfo) => `${info.title ?? info.name} ${info.version}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerInfo {
+  readonly name: string
+  readonly version: string
+  readonly title?: string | undefined
+}
+
+/**
+ * A server started as a child process speaking newline-delimited JSON-RPC on stdin/stdout (see {@link stdio}).
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const server: McpClient.StdioTransport = McpClient.stdio({ command: "uvx", args: ["mcp-server-git"] })
+ * ```
+ *
+ * @since 0.1.0
+ * @category transports
+ */
+export interface StdioTransport {
+  readonly _tag: "StdioTransport"
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  /** Added to the parent's environment; `undefined` removes a variable. */
+  readonly env: Readonly<Record<string, string | undefined>> | undefined
+  readonly cwd: string | undefined
+  /** Between SIGTERM and SIGKILL when the scope closes. */
+  readonly killGrace: Duration.DurationInput | undefined
+}
+
+/**
+ * A server at a Streamable HTTP endpoint (see {@link http}).
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const server: McpClient.HttpTransport = McpClient.http("http://127.0.0.1:3000/mcp")
+ * ```
+ *
+ * @since 0.1.0
+ * @category transports
+ */
+export interface HttpTransport {
+  readonly _tag: "HttpTransport"
+  readonly url: URL
+  readonly headers: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * How to reach a server: {@link stdio}, {@link http}, or any SDK `Transport` (in-memory in tests, WebSocket, ...).
+ * The session owns it: closing the scope closes it.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const [clientSide] = InMemoryTransport.createLinkedPair()
+ * const servers: ReadonlyArray<McpClient.Transport> = [
+ *   McpClient.stdio({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }),
+ *   McpClient.http("http://127.0.0.1:3000/mcp"),
+ *   clientSide
+ * ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category transports
+ */
+export type Transport = StdioTransport | HttpTransport | SdkTransport
+
+/**
+ * Session options, all optional.
+ *
+ * - `prefix`: tools are named `prefix__name`, so two servers' `search` tools can sit in one toolkit.
+ * - `resource`: resource keys per tool, as in `Tool.make` (a key, or a function of the arguments). MCP has no such
+ *   field: the host sets them, since it sees every server it composes (two servers' `shell:session` need not be
+ *   the same shell). A tool is named by its remote or its prefixed name; when both spellings appear, the later
+ *   entry wins.
+ * - `sequential`: tools whose presence makes a batch run one call at a time, named the same way.
+ * - `timeout`: how long a call (or a listing) may go without an answer or a progress notification before it fails
+ *   with `ToolTimeout`; progress resets it (default {@link DEFAULT_TIMEOUT}).
+ * - `maxTotalTimeout`: the cap on a call however much progress it reports (default {@link DEFAULT_MAX_TOTAL_TIMEOUT}).
+ * - `connectTimeout`: the cap on the `initialize` exchange and each request of the first listing (default
+ *   {@link DEFAULT_CONNECT_TIMEOUT}).
+ * - `notificationGrace`: how long a call that changed nothing visible waits for a late `tools/list_changed` before
+ *   it returns (default {@link DEFAULT_NOTIFICATION_GRACE}; `0` disables the wait). Skipped for tools the server
+ *   marks read-only and for servers that do not advertise `tools.listChanged`.
+ * - `maxResultBytes`: the largest result a call may bring back; a larger one is a `ToolFailure` saying so, never
+ *   an out-of-memory (default {@link DEFAULT_MAX_RESULT_BYTES}). Over stdio a longer line is dropped as it arrives.
+ * - `permission`: an action (`"mcp"`, say) asked about through `Permission.Requester` before every call of this
+ *   server's tools; the request carries the tool's annotations, hints a policy may use to ask more, never alone to
+ *   allow. None by default: the calls run without asking, like any tool that declares no permission.
+ * - `clientInfo`: the name and version this client gives in `initialize`.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = {
+ *   prefix: "git",
+ *   resource: { git_commit: "repo:main", git_status: "repo:main" },
+ *   sequential: { git__git_reset: true },
+ *   timeout: "2 minutes",
+ *   permission: "mcp"
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly prefix?: string | undefined
+  readonly resource?: Readonly<Record<string, Tool.Resource<Record<string, unknown>>>> | undefined
+  readonly sequential?: Readonly<Record<string, boolean>> | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly maxTotalTimeout?: Duration.DurationInput | undefined
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly notificationGrace?: Duration.DurationInput | undefined
+  readonly maxResultBytes?: number | undefined
+  readonly permission?: string | undefined
+  readonly clientInfo?:
+    | { readonly name: string; readonly version: string; readonly title?: string | undefined }
+    | undefined
+}
+
+/**
+ * Why a session could not start, a listing failed, or a call could not reach its server. A call fails with a
+ * `ToolError` (a `ToolFailure` whose `error` is this value); `connect` and `refresh` fail with it directly.
+ *
+ * - `Spawn`: the command could not be started.
+ * - `Initialize`: the server did not complete `initialize` (no answer in time, an error, an unsupported version).
+ * - `Closed`: the server exited or the connection closed (the message says how, with the tail of a spawned
+ *   server's stderr), or the session's scope closed.
+ * - `Protocol`: the server wrote something that is not JSON-RPC where only JSON-RPC may go (its stdout).
+ * - `TooLarge`: a message or result over `maxResultBytes`.
+ * - `Request`: the server answered a request with an error, or it could not be sent.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const program = Effect.scoped(
+ *   McpClient.connect(McpClient.stdio({ command: "no-such-mcp-server" })).pipe(
+ *     Effect.catchTag("McpClientError", (error) => Effect.logWarning(`${error.reason}: ${error.message}`))
+ *   )
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class McpClientError extends Schema.TaggedError<McpClientError>("effect-agent-tools/McpClientError")(
+  "McpClientError",
+  {
+    reason: Schema.Literal("Spawn", "Initialize", "Closed", "Protocol", "TooLarge", "Request"),
+    message: Schema.String,
+    /** The underlying error (an SDK `McpError`, a process error), for logs. */
+    cause: Schema.optional(Schema.Unknown)
+  }
+) {}
+
+/**
+ * How long a call waits for a late `tools/list_changed` by default: a server that sends it on a timer after the
+ * change (the reference Go SDK waits about 10 ms) still gets its new tools offered on the model's next turn.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = { notificationGrace: McpClient.DEFAULT_NOTIFICATION_GRACE }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_NOTIFICATION_GRACE: Duration.DurationInput = "50 millis"
+
+/**
+ * How long a request may go without an answer or progress by default (the SDK's own default).
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = { timeout: McpClient.DEFAULT_TIMEOUT, maxTotalTimeout: "1 hour" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_TIMEOUT: Duration.DurationInput = "60 seconds"
+
+/**
+ * The default cap on one call, progress or not.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = { maxTotalTimeout: McpClient.DEFAULT_MAX_TOTAL_TIMEOUT }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_TOTAL_TIMEOUT: Duration.DurationInput = "10 minutes"
+
+/**
+ * The default cap on `initialize` and on each request of the first listing.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = { connectTimeout: McpClient.DEFAULT_CONNECT_TIMEOUT }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_CONNECT_TIMEOUT: Duration.DurationInput = "30 seconds"
+
+/**
+ * The default size limit of one result, 16 MiB.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = { maxResultBytes: 4 * McpClient.DEFAULT_MAX_RESULT_BYTES }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_RESULT_BYTES: number = 16 * 1024 * 1024
+
+/**
+ * A server to spawn. It runs in a process group of its own: closing the scope closes its stdin, then sends
+ * SIGTERM to the whole group (helpers it started included), then SIGKILL after `killGrace` (default 2 s). If it
+ * exits or crashes, every call in flight fails at once with a `ToolFailure` that says how it ended and ends with
+ * the last lines of its stderr; later calls fail at once the same way.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const everything = McpClient.stdio({
+ *   command: "npx",
+ *   args: ["-y", "@modelcontextprotocol/server-everything"],
+ *   env: { NO_COLOR: "1" }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category transports
+ */
+export const stdio = (options: {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly cwd?: string | undefined
+  readonly killGrace?: Duration.DurationInput | undefined
+}): StdioTransport => ({
+  _tag: "StdioTransport",
+  command: options.command,
+  args: options.args ?? [],
+  env: options.env,
+  cwd: options.cwd,
+  killGrace: options.killGrace
+})
+
+/**
+ * A server at a Streamable HTTP endpoint (the SDK's `StreamableHTTPClientTransport`), with extra request headers
+ * (an `Authorization` header, say).
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const docs = McpClient.http("https://mcp.example.com/mcp", { headers: { Authorization: "Bearer <token>" } })
+ * ```
+ *
+ * @since 0.1.0
+ * @category transports
+ */
+export const http = (
+  url: string | URL,
+  options?: { readonly headers?: Readonly<Record<string, string>> | undefined }
+): HttpTransport => ({
+  _tag: "HttpTransport",
+  url: new URL(url),
+  headers: options?.headers
+})
+
+/**
+ * Starts a session with a server for the life of the current scope: spawns or reaches it, runs `initialize`,
+ * lists its tools, and from then on follows `tools/list_changed` in the background (several notifications, one
+ * listing; listings one at a time; a failed one keeps the old snapshot and is logged). Closing the scope ends calls
+ * still in flight at once (they fail, saying the client was closed), closes the transport and, for a spawned
+ * server, ends its process group. Fails with {@link McpClientError} when the server cannot be started or does not
+ * complete `initialize` and the first listing.
+ *
+ * A call that saw `tools/list_changed` while it ran returns only once the refreshed list is in place, so the loop's
+ * next turn offers the new tools; a call that saw none waits up to `notificationGrace` for one (see
+ * {@link Options}).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Executor, McpClient, Toolkit } from "effect-agent-tools"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const everything = yield* McpClient.connect(
+ *     McpClient.stdio({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }),
+ *     { prefix: "every" }
+ *   )
+ *   const kit = yield* everything.toolkit
+ *   console.log(Toolkit.names(kit)) // ["every__echo", "every__get-sum", ...]
+ *   return yield* Executor.run(kit, [{ id: "1", name: "every__echo", arguments: "{\"message\":\"hi\"}" }])
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connect = (
+  transport: Transport,
+  options?: Options
+): Effect.Effect<McpClient, McpClientError, Scope.Scope> => Internal.connect(transport, options ?? {})

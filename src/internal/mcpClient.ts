@@ -1,0 +1,945 @@
+/**
+ * The MCP client's machinery: the stdio transport over our own process group, the session state, remote tools,
+ * one call, and the `tools/list_changed` bookkeeping.
+ *
+ * State lives in plain fields of one `Session` object and is changed synchronously: by SDK callbacks (a
+ * notification, the transport closing) and by fibers between their steps, never both at once (one JavaScript
+ * thread). Anything that waits for a change waits on `pulse`, a `Deferred` that is completed and replaced on every
+ * change, after checking its condition in the same synchronous step, so no wake-up is lost.
+ *
+ * How a server's death reaches calls: every call races its request against `session.died`, a `Deferred` completed
+ * once, with the reason (the exit status and the stderr tail of a spawned server, the protocol violation, or the
+ * scope closing). Calls in flight fail at that moment; later calls see `session.dead` and fail before sending.
+ *
+ * This module and `McpClient.ts` import each other: it takes the error class and the defaults from there, that
+ * module takes `connect` from here, and neither uses the other while loading.
+ *
+ * @internal
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { JSONRPCMessage, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import {
+  ErrorCode,
+  JSONRPCMessageSchema,
+  McpError,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import { pipeArguments } from "effect/Pipeable"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Path from "node:path"
+import { setImmediate } from "node:timers"
+import type * as McpClient from "../McpClient.js"
+import {
+  DEFAULT_CONNECT_TIMEOUT,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_TOTAL_TIMEOUT,
+  DEFAULT_NOTIFICATION_GRACE,
+  DEFAULT_TIMEOUT,
+  McpClientError,
+  TypeId
+} from "../McpClient.js"
+import * as Tool from "../Tool.js"
+import type { ToolError } from "../ToolError.js"
+import { ToolFailure, ToolTimeout } from "../ToolError.js"
+import * as Toolkit from "../Toolkit.js"
+import type * as ToolResult from "../ToolResult.js"
+import { preview } from "./argumentProblems.js"
+import type { Progress } from "./context.js"
+import type { CallToolResult } from "./mcp.js"
+import { fromCallToolResult } from "./mcp.js"
+import * as Process from "./process.js"
+
+/** The JSON-RPC error code of the answer the stdio transport makes up for a response it dropped as too large. */
+export const RESULT_TOO_LARGE_CODE = -32077
+
+/** Room for the JSON-RPC envelope around a result, on top of `maxResultBytes`, when capping a stdio line. */
+const ENVELOPE_BYTES = 64 * 1024
+
+/** How long a dead server's pipes get to deliver what it wrote last (its answer, its stderr) before calls fail. */
+const LAST_WORDS_MILLIS = 200
+
+/** How long a request that hit a going server waits for its death to be declared before failing on its own. */
+const DEATH_NOTICE_MILLIS = 2_000
+
+/** Bytes of a spawned server's stderr kept for error messages. */
+const STDERR_TAIL_BYTES = 4 * 1024
+
+/** The most pages a listing follows (a server whose cursors never end must not hang a refresh). */
+const MAX_PAGES = 1_000
+
+const NAME_ILLEGAL = /[^a-zA-Z0-9_-]/g
+
+// ---------------------------------------------------------------------------------------------------------------
+// sizes
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Formats a byte count the way a message wants it: `16 MiB`, `512 KiB`, `100 bytes`. */
+export const formatBytes = (bytes: number): string => {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`
+  return `${bytes} bytes`
+}
+
+/**
+ * Whether a decoded JSON value would take more than `limit` bytes as JSON (strings counted as UTF-8, without
+ * escapes). Walks without allocating and stops as soon as the limit is passed.
+ */
+export const exceedsBytes = (value: unknown, limit: number): boolean => {
+  let total = 0
+  const stack: Array<unknown> = [value]
+  while (stack.length > 0) {
+    const item = stack.pop()
+    if (typeof item === "string") {
+      total += Buffer.byteLength(item) + 2
+    } else if (Array.isArray(item)) {
+      total += 2 + item.length
+      for (const each of item) stack.push(each)
+    } else if (typeof item === "object" && item !== null) {
+      total += 2
+      for (const key in item) {
+        total += Buffer.byteLength(key) + 4
+        stack.push((item as Record<string, unknown>)[key])
+      }
+    } else {
+      total += 8
+    }
+    if (total > limit) return true
+  }
+  return false
+}
+
+const tooLargeMessage = (limit: number, bytes?: number): string =>
+  `the MCP server's result is ${bytes === undefined ? "larger than" : `${bytes} bytes, over`} the limit of ${
+    formatBytes(limit)
+  } for one result; ask for less at a time`
+
+/**
+ * The id of the JSON-RPC response an oversize line carried, read from its first or last bytes: `{"jsonrpc":"2.0",
+ * "id":7,...` (most SDKs) or `...,"jsonrpc":"2.0","id":7}` (the TypeScript SDK, which writes the result first).
+ */
+export const responseIdOf = (head: string, tail: string): string | number | undefined => {
+  const id = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`
+  const atStart = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${id}\s*,`).exec(head)
+  const atEnd = new RegExp(String.raw`[{,]\s*"id"\s*:\s*${id}\s*\}\s*$`).exec(tail)
+  const found = atStart?.[1] ?? atEnd?.[1]
+  if (found === undefined) return undefined
+  try {
+    return JSON.parse(found) as string | number
+  } catch {
+    return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the stdio transport
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * An SDK `Transport` over a child process: newline-delimited JSON-RPC on its stdin and stdout. A line that is not
+ * a JSON-RPC message breaks the protocol (a server must write nothing else to stdout) and ends the session through
+ * `onFatal`. A line longer than the cap is dropped as it arrives; when it was the answer to a request of ours, that
+ * request gets an error answer in its place (code {@link RESULT_TOO_LARGE_CODE}), else the session ends.
+ */
+export class ChildTransport implements SdkTransport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined
+  private started = false
+  private closed = false
+  private readonly backlog: Array<JSONRPCMessage> = []
+  private readonly inbox: Array<JSONRPCMessage> = []
+  private draining = false
+  /** Whether a write failed: the server stopped reading (it is going), whether or not its exit was seen yet. */
+  broken = false
+  /** Ids of our requests not yet answered: an oversize line is matched against them. */
+  private readonly pending = new Set<string | number>()
+
+  constructor(
+    private readonly child: Process.Child,
+    private readonly options: {
+      readonly maxLineBytes: number
+      readonly maxResultBytes: number
+      readonly onFatal: (error: McpClientError) => void
+    }
+  ) {
+    const lines = Process.lineSplitter((line) => this.receive(line), {
+      maxLineBytes: options.maxLineBytes,
+      onOversize: (line) => this.oversize(line)
+    })
+    child.onStdout((chunk) => lines.push(chunk))
+  }
+
+  start(): Promise<void> {
+    this.started = true
+    for (const message of this.backlog.splice(0)) this.deliver(message)
+    return Promise.resolve()
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("the MCP server's connection is closed"))
+    if ("method" in message) {
+      if ("id" in message) this.pending.add(message.id)
+      else if (message.method === "notifications/cancelled") {
+        const id = (message.params as { requestId?: string | number } | undefined)?.requestId
+        if (id !== undefined) this.pending.delete(id)
+      }
+    }
+    return Effect.runPromise(
+      Effect.match(this.child.write(serializeMessage(message)), {
+        onFailure: (error) => {
+          this.broken = true
+          throw new Error(error.reason)
+        },
+        onSuccess: () => undefined
+      })
+    )
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    this.closed = true
+    Effect.runSync(this.child.endInput)
+    this.onclose?.()
+    return Promise.resolve()
+  }
+
+  /**
+   * Hands messages to the SDK one per macrotask, in order. The SDK handles a notification a microtask after it
+   * arrives but a response at once, and forgets a request's progress handler with its response: a progress
+   * notification and the result read from one chunk would lose the progress. One message per turn of the event
+   * loop lets each message's handlers finish before the next one is seen.
+   */
+  private deliver(message: JSONRPCMessage): void {
+    if (this.closed) return
+    if (!this.started) return void this.backlog.push(message)
+    this.inbox.push(message)
+    if (this.draining) return
+    this.draining = true
+    setImmediate(() => this.drain())
+  }
+
+  private drain(): void {
+    const message = this.inbox.shift()
+    if (message !== undefined && !this.closed) this.onmessage?.(message)
+    if (this.inbox.length > 0 && !this.closed) return void setImmediate(() => this.drain())
+    this.inbox.length = 0
+    this.draining = false
+  }
+
+  private receive(line: string): void {
+    if (this.closed || line.trim() === "") return
+    let json: unknown
+    try {
+      json = JSON.parse(line)
+    } catch {
+      return this.fatal(`it wrote a line to stdout that is not JSON: ${preview(line)}`)
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(json)
+    if (!parsed.success) return this.fatal(`it wrote a line to stdout that is not a JSON-RPC message: ${preview(line)}`)
+    const message = parsed.data as JSONRPCMessage
+    if ("id" in message && !("method" in message) && message.id !== undefined) this.pending.delete(message.id)
+    this.deliver(message)
+  }
+
+  private oversize(line: Process.OversizeLine): void {
+    if (this.closed) return
+    const id = responseIdOf(line.head, line.tail)
+    if (id !== undefined && this.pending.has(id)) {
+      this.pending.delete(id)
+      const message = tooLargeMessage(this.options.maxResultBytes, line.bytes)
+      return this.deliver({
+        jsonrpc: "2.0",
+        id,
+        error: { code: RESULT_TOO_LARGE_CODE, message, data: { bytes: line.bytes, limit: this.options.maxResultBytes } }
+      })
+    }
+    this.options.onFatal(
+      new McpClientError({
+        reason: "TooLarge",
+        message: `it wrote a message of ${line.bytes} bytes to stdout, over the limit of ${
+          formatBytes(this.options.maxLineBytes)
+        }, that answers none of our requests`
+      })
+    )
+  }
+
+  private fatal(message: string): void {
+    this.options.onFatal(new McpClientError({ reason: "Protocol", message }))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the session
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Snapshot {
+  readonly tools: ReadonlyArray<Tool.Tool<string>>
+  readonly toolkit: Toolkit.Toolkit<Tool.Tool<string>>
+}
+
+interface Settings {
+  readonly prefix: string | undefined
+  readonly resource: Readonly<Record<string, Tool.Resource<Record<string, unknown>>>>
+  readonly sequential: Readonly<Record<string, boolean>>
+  readonly timeoutMillis: number
+  readonly maxTotalMillis: number
+  readonly connectMillis: number
+  readonly graceMillis: number
+  readonly maxResultBytes: number
+  readonly permission: string | undefined
+}
+
+interface Session {
+  readonly client: Client
+  readonly settings: Settings
+  /** How the server is named in messages. */
+  label: string
+  /** Set once, when the session can no longer carry calls; `died` completes at the same moment. */
+  dead: McpClientError | undefined
+  /** Whether `initialize` has succeeded: before, the transport closing is the failed `initialize`'s doing. */
+  connected: boolean
+  /** Whether the server is known to be going (a spawned server that exited), its death not yet declared. */
+  ending: () => boolean
+  readonly died: Deferred.Deferred<McpClientError>
+  /** Completed and replaced on every change of the fields below (and of `dead`). */
+  pulse: Deferred.Deferred<void>
+  /** `tools/list_changed` notifications received so far. */
+  notified: number
+  /** The notification count the latest listing started after (a listing covers notifications up to it). */
+  requested: number
+  /** The notification count covered by the latest listing that has ended, in success or failure. */
+  landed: number
+  /** Whether the server advertised `tools.listChanged`. */
+  listChanged: boolean
+  snapshot: Snapshot
+  readonly lock: Effect.Semaphore
+}
+
+const newPulse = (): Deferred.Deferred<void> => Deferred.unsafeMake<void>(FiberId.none)
+
+const signal = (session: Session): void => {
+  const pulse = session.pulse
+  session.pulse = newPulse()
+  Deferred.unsafeDone(pulse, Exit.void)
+}
+
+/** Waits until `condition` holds, re-checking it on every change of the session. */
+const waitUntil = (session: Session, condition: () => boolean): Effect.Effect<void> =>
+  Effect.suspend(function loop(): Effect.Effect<void> {
+    if (condition()) return Effect.void
+    return Effect.zipRight(Deferred.await(session.pulse), Effect.suspend(loop))
+  })
+
+const markDead = (session: Session, error: McpClientError): void => {
+  if (session.dead !== undefined) return
+  session.dead = error
+  Deferred.unsafeDone(session.died, Exit.succeed(error))
+  signal(session)
+}
+
+/**
+ * The first of two waits to end; the other is interrupted. Both are made interruptible so that, run from an
+ * uninterruptible region (a finalizer), the loser is not waited for.
+ */
+const race = <A, E, B, E2>(
+  self: Effect.Effect<A, E>,
+  that: Effect.Effect<B, E2>
+): Effect.Effect<A | B, E | E2> => Effect.raceFirst(Effect.interruptible(self), Effect.interruptible(that))
+
+/** Runs a promise-returning request; interruption aborts it (the SDK then sends `notifications/cancelled`). */
+const promise = <A>(run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, unknown> =>
+  Effect.async<A, unknown>((resume) => {
+    const controller = new AbortController()
+    let settled = false
+    run(controller.signal).then(
+      (value) => {
+        settled = true
+        resume(Effect.succeed(value))
+      },
+      (error) => {
+        settled = true
+        resume(Effect.fail(error))
+      }
+    )
+    return Effect.sync(() => {
+      if (!settled) controller.abort("the request was cancelled")
+    })
+  })
+
+/** Races a request against the session's death: whichever comes first decides. */
+const orDeath = <A, E>(session: Session, effect: Effect.Effect<A, E>): Effect.Effect<A, E | McpClientError> =>
+  race(effect, Effect.flatMap(Deferred.await(session.died), Effect.fail))
+
+/**
+ * A request that failed while a spawned server is going (its write hit a closed pipe) waits for the death to be
+ * declared, so it fails with how the server ended and its last words rather than with a broken pipe.
+ */
+const settled = (session: Session): Effect.Effect<void> =>
+  session.dead !== undefined || !session.ending()
+    ? Effect.void
+    : Effect.asVoid(race(Deferred.await(session.died), Process.realSleep(DEATH_NOTICE_MILLIS)))
+
+const requestError = (session: Session, what: string, error: unknown): McpClientError => {
+  if (session.dead !== undefined) return session.dead
+  if (error instanceof McpClientError) return error
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      return new McpClientError({
+        reason: "Request",
+        message: `the ${session.label} did not answer ${what} in time`,
+        cause: error
+      })
+    }
+    return new McpClientError({ reason: "Request", message: `${what} failed: ${error.message}`, cause: error })
+  }
+  const reason = error instanceof Error ? error.message : String(error)
+  return new McpClientError({
+    reason: "Request",
+    message: `${what} could not reach the ${session.label}: ${reason}`,
+    cause: error
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// remote tools
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The override for a tool named by its remote or its local name; the later entry wins when both appear. */
+const override = <A>(table: Readonly<Record<string, A>>, remote: string, local: string): A | undefined => {
+  let found: A | undefined
+  for (const [key, value] of Object.entries(table)) {
+    if (key === remote || key === local) found = value
+  }
+  return found
+}
+
+/**
+ * MCP's hints as our annotations: MCP's defaults for hints missing from a block the server sent (destructive and
+ * open-world default true), nothing for a server that sent no block (unstated is not harmless).
+ */
+export const annotationsOf = (tool: McpTool): Tool.Annotations => {
+  const hints = tool.annotations
+  if (hints === undefined) return {}
+  return {
+    ...(hints.title === undefined ? {} : { title: hints.title }),
+    readOnly: hints.readOnlyHint ?? false,
+    destructive: hints.destructiveHint ?? true,
+    idempotent: hints.idempotentHint ?? false,
+    openWorld: hints.openWorldHint ?? true
+  }
+}
+
+const localName = (session: Session, remote: string): string => {
+  const name = remote.replace(NAME_ILLEGAL, "_")
+  return session.settings.prefix === undefined ? name : `${session.settings.prefix}__${name}`
+}
+
+/** The server's listing as tools; a tool we cannot offer (a name too long, a duplicate, a broken schema) is logged. */
+const toSnapshot = (session: Session, listed: ReadonlyArray<McpTool>): Effect.Effect<Snapshot> =>
+  Effect.gen(function*() {
+    const tools: Array<Tool.Tool<string>> = []
+    const seen = new Set<string>()
+    for (const remote of listed) {
+      const name = localName(session, remote.name)
+      if (!Tool.NAME_PATTERN.test(name) || seen.has(name)) {
+        yield* Effect.logWarning(
+          `the ${session.label} lists a tool ${JSON.stringify(remote.name)} that cannot be offered as ${
+            JSON.stringify(name)
+          }: ${
+            seen.has(name) ? "another tool has that name" : "a tool name is 1 to 64 letters, digits, \"_\" or \"-\""
+          }`
+        )
+        continue
+      }
+      try {
+        tools.push(remoteTool(session, remote, name))
+        seen.add(name)
+      } catch (error) {
+        yield* Effect.logWarning(
+          `the ${session.label} lists a tool ${JSON.stringify(remote.name)} that cannot be offered: ${
+            error instanceof Error ? error.message : String(error)
+          }`
+        )
+      }
+    }
+    return { tools, toolkit: Toolkit.make(...tools) }
+  })
+
+const remoteTool = (session: Session, remote: McpTool, name: string): Tool.Tool<string> => {
+  const annotations = annotationsOf(remote)
+  const title = remote.title ?? remote.annotations?.title
+  const resource = override(session.settings.resource, remote.name, name)
+  const sequential = override(session.settings.sequential, remote.name, name)
+  // a tool the server marks read-only cannot have changed the list without lying: no grace for it
+  const grace = remote.annotations?.readOnlyHint !== true
+  return Tool.fromJsonSchema(name, {
+    description: remote.description ?? title ?? "",
+    title,
+    annotations,
+    parameters: remote.inputSchema as Tool.JsonSchema,
+    outputSchema: remote.outputSchema as Tool.JsonSchema | undefined,
+    resource,
+    sequential,
+    permission: session.settings.permission === undefined ? undefined : {
+      action: session.settings.permission,
+      describe: (args) => `call ${remote.name} on the ${session.label} with ${preview(args, 200)}`
+    },
+    handler: (args) => callTool(session, remote.name, name, grace, args)
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// one call
+// ---------------------------------------------------------------------------------------------------------------
+
+type CallEvent =
+  | { readonly _tag: "Progress"; readonly progress: Progress }
+  | { readonly _tag: "Done"; readonly exit: Either.Either<unknown, unknown> }
+
+const failure = (tool: string, error: McpClientError): ToolFailure =>
+  new ToolFailure({ tool, message: error.message, error })
+
+/** A failed request as the call's error. */
+const callError = (session: Session, tool: string, error: unknown): ToolError => {
+  if (session.dead !== undefined) return failure(tool, session.dead)
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      const total = (error.data as { maxTotalTimeout?: unknown } | undefined)?.maxTotalTimeout !== undefined
+      return new ToolTimeout({
+        tool,
+        timeout: Duration.millis(total ? session.settings.maxTotalMillis : session.settings.timeoutMillis)
+      })
+    }
+    if (error.code === RESULT_TOO_LARGE_CODE) {
+      const data = error.data as { bytes?: number } | undefined
+      return failure(
+        tool,
+        new McpClientError({
+          reason: "TooLarge",
+          message: tooLargeMessage(session.settings.maxResultBytes, data?.bytes),
+          cause: error
+        })
+      )
+    }
+    // the server's own answer to the call (an unknown tool, arguments it refused): its words, for the model
+    return failure(tool, new McpClientError({ reason: "Request", message: error.message, cause: error }))
+  }
+  return failure(tool, requestError(session, "the call", error))
+}
+
+/**
+ * One call: the request (with a progress token, the inactivity timeout reset by progress, and the total cap), its
+ * progress forwarded as `Tool.progress` in order and before the result, the result's size checked and mapped, then
+ * the wait the grace rule asks for. Interruption aborts the request and returns at once.
+ */
+const callTool = (
+  session: Session,
+  remote: string,
+  local: string,
+  grace: boolean,
+  args: Record<string, unknown>
+): Effect.Effect<ToolResult.ToolResult, ToolError> =>
+  Effect.suspend(() => {
+    if (session.dead !== undefined) return Effect.fail(failure(local, session.dead))
+    const seen = session.notified
+    const settings = session.settings
+    const exchange = Effect.acquireUseRelease(
+      Effect.gen(function*() {
+        const events = yield* Queue.unbounded<CallEvent>()
+        const controller = new AbortController()
+        const state = { settled: false, controller }
+        session.client.callTool({ name: remote, arguments: args }, undefined, {
+          signal: controller.signal,
+          timeout: settings.timeoutMillis,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: settings.maxTotalMillis,
+          onprogress: (p) => {
+            if (state.settled) return
+            Queue.unsafeOffer(events, {
+              _tag: "Progress",
+              progress: {
+                progress: p.progress,
+                ...(p.total === undefined ? {} : { total: p.total }),
+                ...(p.message === undefined ? {} : { message: p.message })
+              }
+            })
+          }
+        }).then(
+          (result) => {
+            state.settled = true
+            Queue.unsafeOffer(events, { _tag: "Done", exit: Either.right(result) })
+          },
+          (error) => {
+            state.settled = true
+            Queue.unsafeOffer(events, { _tag: "Done", exit: Either.left(error) })
+          }
+        )
+        return { events, state }
+      }),
+      ({ events }) =>
+        Effect.suspend(function loop(): Effect.Effect<unknown, ToolError> {
+          return Effect.flatMap(Queue.take(events), (event) => {
+            if (event._tag === "Progress") return Effect.zipRight(Tool.progress(event.progress), Effect.suspend(loop))
+            if (Either.isRight(event.exit)) return Effect.succeed(event.exit.right)
+            const error = event.exit.left
+            return Effect.zipRight(
+              settled(session),
+              Effect.suspend(() => Effect.fail(callError(session, local, error)))
+            )
+          })
+        }),
+      ({ state }) =>
+        Effect.sync(() => {
+          if (state.settled) return
+          state.settled = true
+          state.controller.abort("the call was cancelled")
+        })
+    )
+    return orDeath(session, exchange).pipe(
+      Effect.mapError((error) => (error instanceof McpClientError ? failure(local, error) : error)),
+      Effect.flatMap((raw) => {
+        if (exceedsBytes(raw, settings.maxResultBytes)) {
+          return Effect.fail(
+            failure(
+              local,
+              new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) })
+            )
+          )
+        }
+        const outcome = fromCallToolResult(local, raw as CallToolResult)
+        return Effect.zipRight(afterCall(session, seen, grace), outcome)
+      })
+    )
+  })
+
+/**
+ * The grace rule. A call that saw `tools/list_changed` returns once a listing that started after it has ended. A
+ * call that saw none waits up to the grace for one (a server may send it on a timer after the change), then the
+ * same; not for read-only tools, nor for servers that never announce changes. The wait also ends if the session
+ * dies.
+ */
+const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effect<void> => {
+  const landed = Effect.suspend(() => {
+    const target = session.notified
+    return waitUntil(session, () => session.landed >= target || session.dead !== undefined)
+  })
+  if (session.notified > seen) return landed
+  if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return Effect.void
+  return race(
+    waitUntil(session, () => session.notified > seen || session.dead !== undefined),
+    Process.realSleep(session.settings.graceMillis)
+  ).pipe(Effect.zipRight(Effect.suspend(() => (session.notified > seen ? landed : Effect.void))))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// listings
+// ---------------------------------------------------------------------------------------------------------------
+
+const listAll = (session: Session, timeoutMillis: number): Effect.Effect<ReadonlyArray<McpTool>, McpClientError> =>
+  Effect.gen(function*() {
+    const tools: Array<McpTool> = []
+    const cursors = new Set<string>()
+    let cursor: string | undefined
+    for (let page = 0; page < MAX_PAGES; page++) {
+      if (session.dead !== undefined) return yield* Effect.fail(session.dead)
+      const params = cursor === undefined ? {} : { cursor }
+      const result = yield* orDeath(
+        session,
+        Effect.catchAll(
+          promise((signal) => session.client.listTools(params, { signal, timeout: timeoutMillis })),
+          (error) => Effect.zipRight(settled(session), Effect.fail(requestError(session, "listing the tools", error)))
+        )
+      )
+      tools.push(...result.tools)
+      cursor = result.nextCursor
+      if (cursor === undefined || cursors.has(cursor)) break
+      cursors.add(cursor)
+    }
+    return tools
+  })
+
+/**
+ * Lists the tools and swaps the snapshot; one listing at a time. Whatever the outcome, the notifications counted
+ * when it started are covered (`landed`), so calls waiting for them return; a failure keeps the old snapshot.
+ */
+const refreshNow = (session: Session): Effect.Effect<Snapshot, McpClientError> =>
+  session.lock.withPermits(1)(Effect.suspend(() => {
+    const target = session.notified
+    session.requested = Math.max(session.requested, target)
+    return listAll(session, session.settings.timeoutMillis).pipe(
+      Effect.flatMap((listed) => toSnapshot(session, listed)),
+      Effect.tap((snapshot) =>
+        Effect.sync(() => {
+          session.snapshot = snapshot
+        })
+      ),
+      Effect.ensuring(Effect.sync(() => {
+        session.landed = Math.max(session.landed, target)
+        signal(session)
+      }))
+    )
+  }))
+
+/** Follows `tools/list_changed`: one listing for any number of notifications that arrived before it started. */
+const follower = (session: Session): Effect.Effect<never> =>
+  Effect.forever(
+    Effect.zipRight(
+      waitUntil(session, () => session.notified > session.requested),
+      Effect.catchAll(refreshNow(session), (error) =>
+        Effect.logWarning(
+          `refreshing the tools of the ${session.label} failed; keeping the ${session.snapshot.tools.length} tools ` +
+            `listed before: ${error.message}`
+        ))
+    )
+  )
+
+// ---------------------------------------------------------------------------------------------------------------
+// connecting
+// ---------------------------------------------------------------------------------------------------------------
+
+const millis = (input: Duration.DurationInput | undefined, fallback: Duration.DurationInput): number =>
+  Duration.toMillis(Duration.decode(input ?? fallback))
+
+const isStdio = (transport: McpClient.Transport): transport is McpClient.StdioTransport =>
+  (transport as { _tag?: unknown })._tag === "StdioTransport" && !("send" in transport)
+
+const isHttp = (transport: McpClient.Transport): transport is McpClient.HttpTransport =>
+  (transport as { _tag?: unknown })._tag === "HttpTransport" && !("send" in transport)
+
+/** `node server.js`, `npx @scope/server`: the command and its first operand, without directories. */
+const commandLabel = (command: string, args: ReadonlyArray<string>): string => {
+  const operand = args.find((arg) => !arg.startsWith("-"))
+  return [command, ...(operand === undefined ? [] : [operand])].map((part) => Path.basename(part)).join(" ")
+}
+
+export const connect = (
+  transport: McpClient.Transport,
+  options: McpClient.Options
+): Effect.Effect<McpClient.McpClient, McpClientError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (options.prefix !== undefined && !/^[a-zA-Z0-9_-]{1,61}$/.test(options.prefix)) {
+      return yield* Effect.dieMessage(
+        `invalid MCP client prefix ${JSON.stringify(options.prefix)}: a prefix is letters, digits, "_" or "-"`
+      )
+    }
+    if (
+      options.maxResultBytes !== undefined && !(Number.isInteger(options.maxResultBytes) && options.maxResultBytes > 0)
+    ) {
+      return yield* Effect.dieMessage(`invalid maxResultBytes ${options.maxResultBytes}: a positive integer is needed`)
+    }
+    const settings: Settings = {
+      prefix: options.prefix,
+      resource: options.resource ?? {},
+      sequential: options.sequential ?? {},
+      timeoutMillis: millis(options.timeout, DEFAULT_TIMEOUT),
+      maxTotalMillis: millis(options.maxTotalTimeout, DEFAULT_MAX_TOTAL_TIMEOUT),
+      connectMillis: millis(options.connectTimeout, DEFAULT_CONNECT_TIMEOUT),
+      graceMillis: millis(options.notificationGrace, DEFAULT_NOTIFICATION_GRACE),
+      maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      permission: options.permission
+    }
+    const info = options.clientInfo
+    const client = new Client(
+      info === undefined
+        ? { name: "effect-agent-tools", version: "0.1.0" }
+        : { name: info.name, version: info.version, ...(info.title === undefined ? {} : { title: info.title }) },
+      { capabilities: {} }
+    )
+    const session: Session = {
+      client,
+      settings,
+      label: "MCP server",
+      dead: undefined,
+      connected: false,
+      ending: () => false,
+      died: Deferred.unsafeMake<McpClientError>(FiberId.none),
+      pulse: newPulse(),
+      notified: 0,
+      requested: 0,
+      landed: 0,
+      listChanged: false,
+      snapshot: { tools: [], toolkit: Toolkit.make() },
+      lock: yield* Effect.makeSemaphore(1)
+    }
+
+    let sdkTransport: SdkTransport
+    let stderrTail: () => string = () => ""
+    if (isStdio(transport)) {
+      session.label = `MCP server (${commandLabel(transport.command, transport.args)})`
+      const child = yield* Process.spawn({
+        command: transport.command,
+        args: transport.args,
+        env: transport.env,
+        cwd: transport.cwd,
+        stderrTailBytes: STDERR_TAIL_BYTES,
+        ...(transport.killGrace === undefined ? {} : { killGraceMillis: millis(transport.killGrace, 0) })
+      }).pipe(
+        Effect.mapError((error) =>
+          new McpClientError({
+            reason: "Spawn",
+            message: `the ${session.label} could not be started: ${error.reason}`,
+            cause: error
+          })
+        )
+      )
+      stderrTail = child.stderrTail
+      const violated = Deferred.unsafeMake<McpClientError>(FiberId.none)
+      const childTransport = new ChildTransport(child, {
+        maxLineBytes: settings.maxResultBytes + ENVELOPE_BYTES,
+        maxResultBytes: settings.maxResultBytes,
+        onFatal: (error) => Deferred.unsafeDone(violated, Exit.succeed(error))
+      })
+      sdkTransport = childTransport
+      session.ending = () => child.exitStatus() !== undefined || childTransport.broken
+      // the server's end: it exited (after its pipes delivered its last words, or a moment later if a helper holds
+      // them open), or it broke the protocol; either way calls fail at once and its whole group is ended
+      yield* Effect.forkScoped(Effect.gen(function*() {
+        const ended = yield* race(
+          Effect.map(child.exited, (status) => Either.right(status)),
+          Effect.map(Deferred.await(violated), (error) => Either.left(error))
+        )
+        if (Either.isRight(ended)) {
+          yield* race(child.closed, Process.realSleep(LAST_WORDS_MILLIS))
+          markDead(
+            session,
+            new McpClientError({
+              reason: "Closed",
+              message: Process.withStderr(
+                `the ${session.label} ${Process.describeExit(ended.right)}`,
+                child.stderrTail()
+              )
+            })
+          )
+        } else {
+          const error = ended.left
+          markDead(
+            session,
+            new McpClientError({
+              reason: error.reason,
+              message: Process.withStderr(
+                `the ${session.label} broke the protocol: ${error.message}`,
+                child.stderrTail()
+              )
+            })
+          )
+        }
+        yield* Effect.promise(() => childTransport.close())
+        yield* child.terminate
+      }))
+    } else if (isHttp(transport)) {
+      session.label = `MCP server at ${transport.url.origin}${transport.url.pathname}`
+      sdkTransport = new StreamableHTTPClientTransport(
+        transport.url,
+        transport.headers === undefined ? undefined : { requestInit: { headers: { ...transport.headers } } }
+      )
+    } else {
+      sdkTransport = transport
+    }
+
+    // errors the SDK reports out of band (a response to a cancelled request, a stream that dropped) are not the
+    // outcome of any call; the ones that are reach their call through its promise
+    client.onerror = () => {}
+    client.onclose = () => {
+      if (!session.connected) return
+      markDead(
+        session,
+        new McpClientError({
+          reason: "Closed",
+          message: Process.withStderr(`the connection to the ${session.label} closed`, stderrTail())
+        })
+      )
+    }
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      session.notified++
+      signal(session)
+    })
+
+    // closing the scope: calls in flight end now (they fail, saying so) rather than holding the close
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        markDead(
+          session,
+          new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
+        )
+        return Effect.promise(() => client.close().catch(() => undefined))
+      })
+    )
+
+    // not raced with the session's death: a death always closes the transport, which fails `initialize`, and the
+    // SDK closes the transport itself when `initialize` times out (a death that must not hide the timeout)
+    yield* promise((signal) => client.connect(sdkTransport, { signal, timeout: settings.connectMillis })).pipe(
+      Effect.catchAll((error) => Effect.zipRight(settled(session), Effect.fail(error))),
+      Effect.mapError((error): McpClientError => {
+        const tail = stderrTail()
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+          return new McpClientError({
+            reason: "Initialize",
+            message: Process.withStderr(
+              `the ${session.label} did not answer initialize within ${
+                Duration.format(Duration.millis(settings.connectMillis))
+              }`,
+              tail
+            ),
+            cause: error
+          })
+        }
+        if (session.dead !== undefined) return session.dead
+        const reason = error instanceof Error ? error.message : String(error)
+        return new McpClientError({
+          reason: "Initialize",
+          message: Process.withStderr(`initialize with the ${session.label} failed: ${reason}`, tail),
+          cause: error
+        })
+      })
+    )
+
+    session.connected = true
+    const version = client.getServerVersion()
+    const serverInfo: McpClient.ServerInfo = {
+      name: version?.name ?? "",
+      version: version?.version ?? "",
+      ...(version?.title === undefined ? {} : { title: version.title })
+    }
+    if (serverInfo.name !== "") session.label = `MCP server ${JSON.stringify(serverInfo.name)}`
+    session.listChanged = client.getServerCapabilities()?.tools?.listChanged === true
+
+    const listed = yield* listAll(session, settings.connectMillis).pipe(
+      Effect.mapError((error) =>
+        session.dead !== undefined || error.reason !== "Request"
+          ? error
+          : new McpClientError({ ...error, message: Process.withStderr(error.message, stderrTail()) })
+      )
+    )
+    session.snapshot = yield* toSnapshot(session, listed)
+    yield* Effect.forkScoped(follower(session))
+
+    const self: McpClient.McpClient = Object.assign(Object.create(ClientProto), {
+      [TypeId]: TypeId,
+      serverInfo,
+      instructions: client.getInstructions(),
+      tools: Effect.sync(() => session.snapshot.tools),
+      toolkit: Effect.sync(() => session.snapshot.toolkit),
+      refresh: Effect.map(refreshNow(session), (snapshot) => snapshot.toolkit)
+    })
+    return self
+  })
+
+const ClientProto = {
+  pipe() {
+    // eslint-disable-next-line prefer-rest-params
+    return pipeArguments(this, arguments)
+  },
+  toJSON(this: McpClient.McpClient) {
+    return { _id: "McpClient", serverInfo: this.serverInfo }
+  }
+}
