@@ -9,7 +9,7 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { root } from "./interop/peers.js"
+import { root, serverEverything } from "./interop/peers.js"
 
 const bin = path.join(root, "dist/cli/main.js")
 
@@ -214,4 +214,42 @@ describe("agent-tools", () => {
       await client.close()
     }
   }, 30_000)
+
+  it("inspect lists a stdio server's tools as a table, and calls one with --call/--args", async () => {
+    const everything = ["--", process.execPath, serverEverything]
+    const listed = await runCli(["inspect", ...everything])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toMatch(/^mcp-servers\/everything /)
+    expect(listed.stdout).toMatch(/^TOOL +HINTS +DESCRIPTION$/m)
+    expect(listed.stdout).toMatch(/^echo +read-only,idempotent +Echoes back the input string$/m)
+    const echoed = await runCli(["inspect", "--call", "echo", "--args", "{\"message\":\"hi\"}", ...everything])
+    expect(echoed).toMatchObject({ code: 0, stdout: "Echo: hi\n" })
+    const invalid = await runCli(["inspect", "--call", "echo", "--args", "{}", ...everything])
+    expect(invalid.code).toBe(1)
+    expect(invalid.stderr).toBe("Error: invalid arguments: message: missing required property, expected a string\n")
+    expect((await runCli(["inspect"])).code).toBe(2)
+  }, 60_000)
+
+  it("mcp --http serves the workspace, and inspect --url reaches it", async () => {
+    const dir = workspace({ "h.txt": "over http\n" })
+    const server = ChildProcess.spawn(process.execPath, [bin, "mcp", "--http", "0", "--root", dir], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stderr = ""
+        server.stderr.on("data", (d) => {
+          stderr += d
+          const match = / at (http:\/\/\S+)/.exec(stderr)
+          if (match !== null) resolve(match[1])
+        })
+        server.on("exit", (code) => reject(new Error(`the server exited with ${code}: ${stderr}`)))
+      })
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+      const read = await runCli(["inspect", "--url", url, "--call", "read_file", "--args", "{\"path\":\"h.txt\"}"])
+      expect(read).toMatchObject({ code: 0, stdout: "     1\tover http\n" })
+    } finally {
+      server.kill()
+    }
+  }, 60_000)
 })

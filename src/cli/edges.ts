@@ -8,10 +8,16 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as McpClient from "../McpClient.js"
 import * as McpServer from "../McpServer.js"
 import * as StdioProvider from "../StdioProvider.js"
+import * as Tool from "../Tool.js"
+import * as ToolError from "../ToolError.js"
+import * as Toolkit from "../Toolkit.js"
 import * as Workspace from "../Workspace.js"
+import { CommandFailed, printable, progressPrinter, UsageError } from "./commands.js"
 import { version } from "./version.js"
 
 const root = Options.directory("root", { exists: "yes" }).pipe(
@@ -67,3 +73,70 @@ export const bridge = Command.make(
       return yield* McpServer.stdio(connected.toolkit, { name: `agent-tools bridge: ${executable}`, version })
     }))
 ).pipe(Command.withDescription("Serve a stdio tool provider's tools over MCP (stdio): bridge -- <command> [args]"))
+
+const pad = (text: string, width: number) => (text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width))
+
+/** The tools of a server as a table: name, hints, description. */
+const toolTable = (tools: ReadonlyArray<Tool.Any>): string => {
+  const nameWidth = Math.min(32, Math.max(4, ...tools.map((t) => t.name.length)))
+  const hints = (t: Tool.Any) =>
+    [
+      t.annotations.readOnly === true ? "read-only" : undefined,
+      t.annotations.destructive === true ? "destructive" : undefined,
+      t.annotations.idempotent === true ? "idempotent" : undefined,
+      t.annotations.openWorld === true ? "open-world" : undefined
+    ].filter((h) => h !== undefined).join(",")
+  const rows = tools.map((t) =>
+    `${pad(t.name, nameWidth)}  ${pad(hints(t), 34)}  ${t.description.replace(/\s+/g, " ").slice(0, 80)}`
+  )
+  return [`${pad("TOOL", nameWidth)}  ${pad("HINTS", 34)}  DESCRIPTION`, ...rows].join("\n")
+}
+
+export const inspect = Command.make("inspect", {
+  url: Options.text("url").pipe(Options.withDescription("A Streamable HTTP endpoint"), Options.optional),
+  call: Options.text("call").pipe(Options.withDescription("Call this tool and print its result"), Options.optional),
+  args: Options.text("args").pipe(
+    Options.withDescription("The call's arguments as JSON (default {})"),
+    Options.optional
+  ),
+  command: Args.text({ name: "command" }).pipe(
+    Args.withDescription("A stdio server to start, after --, with its arguments"),
+    Args.repeated
+  )
+}, ({ args, call, command, url }) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (Option.isSome(url) === command.length > 0) {
+      return yield* Effect.fail(new UsageError({ message: "give either --url URL or -- <command> [args...]" }))
+    }
+    const transport = Option.isSome(url)
+      ? McpClient.http(url.value)
+      : McpClient.stdio({ command: command[0], args: command.slice(1) })
+    const client = yield* McpClient.connect(transport)
+    const kit = yield* client.toolkit
+    if (Option.isNone(call)) {
+      const title = `${client.serverInfo.name} ${client.serverInfo.version}`
+      process.stdout.write(`${title}\n${client.instructions === undefined ? "" : `${client.instructions}\n`}\n`)
+      process.stdout.write(`${toolTable(kit.tools)}\n`)
+      return
+    }
+    const tool = kit.byName.get(call.value)
+    if (tool === undefined) {
+      return yield* Effect.fail(
+        new UsageError({ message: `the server has no tool "${call.value}"; it has ${Toolkit.names(kit).join(", ")}` })
+      )
+    }
+    const progress = progressPrinter()
+    const outcome = yield* Tool.execute(tool, { id: "inspect", arguments: Option.getOrElse(args, () => "{}") }, {
+      onProgress: progress.report
+    }).pipe(Effect.ensuring(Effect.sync(progress.done)))
+    if (Either.isLeft(outcome)) {
+      process.stderr.write(`${ToolError.toModelText(outcome.left)}\n`)
+      return yield* Effect.fail(new CommandFailed({ code: 1 }))
+    }
+    const text = printable(outcome.right)
+    process.stdout.write(text.endsWith("\n") ? text : `${text}\n`)
+  }))).pipe(
+    Command.withDescription(
+      "Connect to any MCP server (--url URL, or -- <command> [args]) and list its tools; --call <tool> --args <json> calls one"
+    )
+  )

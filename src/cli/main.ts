@@ -55,7 +55,7 @@ const call = Command.make("call", {
 
 const command = Command.make("agent-tools").pipe(
   Command.withDescription("The tool layer for LLM agents: workspace tools, MCP, stdio providers"),
-  Command.withSubcommands([demo, list, call, Edges.mcp, Edges.provider, Edges.bridge])
+  Command.withSubcommands([demo, list, call, Edges.mcp, Edges.provider, Edges.inspect, Edges.bridge])
 )
 
 const cli = Command.run(command, { name: "agent-tools", version: Commands.version })
