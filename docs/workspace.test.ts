@@ -1,0 +1,120 @@
+/**
+ * The examples of docs/workspace.md, run (see ./examples.ts for how the page and this file are kept the same).
+ */
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer, Ref } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Executor, Permission, Recorder, ToolError, ToolResult, Workspace } from "../src/index.js"
+import { checkExamples } from "./examples.js"
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "workspace-doc-"))
+fs.mkdirSync(path.join(root, "src"))
+fs.writeFileSync(path.join(root, "src/greet.ts"), "export const greet = (name: string) => `Hi ${name}`\n")
+
+// #region batch
+/** What the model reads back for one call. */
+const modelText = (outcome: Executor.Outcome): string =>
+  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
+
+const batchDemo = Effect.scoped(Effect.gen(function*() {
+  const kit = yield* Workspace.toolkit({ root })
+  const outcomes = yield* Executor.run(kit, [
+    { id: "1", name: "edit_file", arguments: { path: "src/greet.ts", old_string: "Hi", new_string: "Hello" } },
+    { id: "2", name: "read_file", arguments: { path: "src/greet.ts" } },
+    { id: "3", name: "edit_file", arguments: { path: "src/greet.ts", old_string: "Hi", new_string: "Hello" } },
+    { id: "4", name: "bash", arguments: { command: "cd src && export GREETING=hello" } },
+    { id: "5", name: "bash", arguments: { command: "pwd | sed 's|.*/||'; echo $GREETING" } },
+    { id: "6", name: "read_file", arguments: { path: "../../etc/passwd" } }
+  ])
+  return outcomes.map(modelText)
+})).pipe(Effect.provide(NodeContext.layer))
+// => [
+//   "Error: src/greet.ts exists and has not been read; read it first with read_file",
+//   "     1\texport const greet = (name: string) => `Hi ${name}`",
+//   "edited src/greet.ts (1 replacement); lines 1-1 now read:\n     1\texport const greet = ... `Hello ${name}`",
+//   "(no output)\n(exit code 0)",
+//   "src\nhello\n(exit code 0)",
+//   "Error: ../../etc/passwd is outside the workspace; use a path inside it"
+// ]
+// #endregion
+
+// #region permission
+const ReviewInTheLog = Permission.layer((request) =>
+  Effect.as(
+    Effect.log(`${request.tool} asks to ${request.action}: ${request.description}\n${request.preview ?? ""}`),
+    // a read-only session: writes and commands are refused, with a reason the model reads
+    request.action === "write" || request.action === "execute"
+      ? Permission.deny("this session is read-only")
+      : Permission.allow
+  )
+)
+
+const permissionDemo = Effect.scoped(Effect.gen(function*() {
+  const kit = yield* Workspace.toolkit({ root })
+  const outcomes = yield* Executor.run(kit, [
+    { id: "1", name: "write_file", arguments: { path: "notes.md", content: "# Notes\n" } },
+    { id: "2", name: "bash", arguments: { command: "rm -rf src" } },
+    { id: "3", name: "glob", arguments: { pattern: "**/*.ts" } }
+  ])
+  return outcomes.map(modelText)
+})).pipe(Effect.provide(Layer.merge(NodeContext.layer, ReviewInTheLog)))
+// => [
+//   "Error: permission denied: write 1 lines to notes.md: this session is read-only",
+//   "Error: permission denied: rm -rf src: this session is read-only",
+//   "src/greet.ts"
+// ]
+// #endregion
+
+// #region records
+const recordsDemo = Effect.gen(function*() {
+  const { entries, layer } = yield* Recorder.memory
+  yield* Effect.scoped(Effect.gen(function*() {
+    const kit = yield* Workspace.toolkit({ root })
+    yield* Executor.run(kit, [{ id: "job", name: "bash", arguments: { command: "echo working" } }])
+  })).pipe(Effect.provide(Layer.merge(NodeContext.layer, layer)))
+  const [entry] = yield* Ref.get(entries)
+  return {
+    call: entry.callId,
+    namespace: entry.record.namespace,
+    process: Recorder.decode(entry.record, Workspace.BashProcess)
+  }
+})
+// => { call: "job", namespace: "bash/process", process: Either.right({ pgid: 12345, command: "echo working" }) }
+// #endregion
+
+describe("docs/workspace.md", () => {
+  it("shows each example exactly as this file runs it", () =>
+    checkExamples(new URL("./workspace.md", import.meta.url), new URL("./workspace.test.ts", import.meta.url)))
+
+  it.live("a batch: the read-first rule, the shared shell, confinement", () =>
+    Effect.map(batchDemo, (texts) => {
+      expect(texts[0]).toBe("Error: src/greet.ts exists and has not been read; read it first with read_file")
+      expect(texts[1]).toBe("     1\texport const greet = (name: string) => `Hi ${name}`")
+      expect(texts[2]).toBe(
+        "edited src/greet.ts (1 replacement); lines 1-1 now read:\n     1\texport const greet = (name: string) => " +
+          "`Hello ${name}`"
+      )
+      expect(texts[3]).toBe("(no output)\n(exit code 0)")
+      expect(texts[4]).toBe("src\nhello\n(exit code 0)")
+      expect(texts[5]).toBe("Error: ../../etc/passwd is outside the workspace; use a path inside it")
+    }))
+
+  it.live("permission: a read-only policy refuses writes and commands, with the reason", () =>
+    Effect.map(permissionDemo, (texts) =>
+      expect(texts).toEqual([
+        "Error: permission denied: write 1 lines to notes.md: this session is read-only",
+        "Error: permission denied: rm -rf src: this session is read-only",
+        "src/greet.ts"
+      ])))
+
+  it.live("records: a bash command's process group is recorded as it starts", () =>
+    Effect.map(recordsDemo, (result) => {
+      expect(result.call).toBe("job")
+      expect(result.namespace).toBe("bash/process")
+      expect(Either.isRight(result.process) && result.process.right.command).toBe("echo working")
+      expect(Either.isRight(result.process) && result.process.right.pgid).toBeGreaterThan(1)
+    }))
+})
