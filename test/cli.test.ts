@@ -64,6 +64,13 @@ describe("agent-tools", () => {
     expect(outputs).toContain("[call_9] deploy_to_production\n  Error: unknown tool \"deploy_to_production\"")
   }, 30_000)
 
+  it("the binary is one bundled file that needs no module resolution at start (see scripts/bundle-cli.mjs)", () => {
+    const source = fs.readFileSync(bin, "utf8")
+    expect(source.startsWith("#!/usr/bin/env node\n")).toBe(true)
+    expect(source).not.toMatch(/from "(effect|@effect|@modelcontextprotocol)\//)
+    expect(fs.statSync(bin).mode & 0o111).not.toBe(0)
+  })
+
   it("--version prints the package's version", async () => {
     const { code, stdout } = await runCli(["--version"])
     expect(code).toBe(0)
