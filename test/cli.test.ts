@@ -153,6 +153,38 @@ describe("agent-tools", () => {
     expect(bash.stdout).toBe("hi\nerr\n(exit code 0)\n")
   })
 
+  it("call asks on a terminal, showing the diff; y allows, anything else refuses", async () => {
+    // a real terminal, from util-linux's script(1); the answer is typed once the prompt is up
+    const onTerminal = (dir: string, answer: string) =>
+      new Promise<Ran>((resolve, reject) => {
+        const line = `${process.execPath} ${bin} call write_file '{"path":"t.txt","content":"typed"}' --root ${dir}`
+        const child = ChildProcess.spawn("script", ["-qfec", line, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"] })
+        let stdout = ""
+        let answered = false
+        child.stdin.on("error", () => {})
+        child.stdout.on("data", (d) => {
+          stdout += d
+          if (!answered && stdout.includes("Allow? [y/N]")) {
+            answered = true
+            child.stdin.write(`${answer}\n`)
+          }
+        })
+        child.on("error", reject)
+        child.on("close", (code) => resolve({ code, stdout, stderr: "" }))
+      })
+    const yes = workspace({})
+    const allowed = await onTerminal(yes, "y")
+    expect(allowed.stdout).toContain("--- a/t.txt\r\n+++ b/t.txt\r\n")
+    expect(allowed.stdout).toContain("write_file wants to write: write 1 lines to t.txt")
+    expect(allowed.code).toBe(0)
+    expect(fs.readFileSync(path.join(yes, "t.txt"), "utf8")).toBe("typed")
+    const no = workspace({})
+    const refused = await onTerminal(no, "n")
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain("Error: permission denied: write 1 lines to t.txt: refused at the prompt")
+    expect(fs.existsSync(path.join(no, "t.txt"))).toBe(false)
+  }, 30_000)
+
   it("call reports progress on stderr without a terminal, one line per report", async () => {
     const dir = workspace({})
     const ran = await runCli([

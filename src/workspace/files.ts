@@ -156,6 +156,8 @@ export const readFile = (ctx: Context) =>
 /** A unified diff of a change, for permission previews and answers. */
 export const unifiedDiff = (shown: string, before: string, after: string): string =>
   createTwoFilesPatch(`a/${shown}`, `b/${shown}`, before, after, undefined, undefined, { context: 3 })
+    // jsdiff starts with a line of "=" (its "Index:" separator), which is no part of a unified diff
+    .replace(/^=+\n/, "")
 
 /** Parent folders are created; an existing file must have been read first. */
 export const writeFile = (ctx: Context) => {
