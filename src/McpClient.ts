@@ -19,6 +19,7 @@
 import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as LogLevel from "effect/LogLevel"
 import type { Pipeable } from "effect/Pipeable"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -191,6 +192,15 @@ export type Transport = StdioTransport | HttpTransport | SdkTransport
  *   server's tools; the request carries the tool's annotations, hints a policy may use to ask more, never alone to
  *   allow. None by default: the calls run without asking, like any tool that declares no permission.
  * - `clientInfo`: the name and version this client gives in `initialize`.
+ * - `logLevel`: asks a server that declares `logging` to send its log messages at this level and above
+ *   (`logging/setLevel`), and logs each one through Effect at the matching level (`debug` as Debug, `info` and
+ *   `notice` as Info, `warning` as Warning, `error` as Error, `critical`, `alert` and `emergency` as Fatal),
+ *   annotated with `mcp.server` (and `mcp.logger` when the server names one). Without it a server's log messages
+ *   are not read.
+ *
+ * An `Elicitation.Elicitor` in the context of `connect` makes the client declare the `elicitation` capability
+ * (forms and URLs) and answer a server's `elicitation/create` by asking it; an accepted form gets the form's
+ * defaults for the fields the answer leaves out (SEP-1034). See docs/elicitation.md.
  *
  * @example
  * ```ts
@@ -221,6 +231,7 @@ export interface Options {
   readonly clientInfo?:
     | { readonly name: string; readonly version: string; readonly title?: string | undefined }
     | undefined
+  readonly logLevel?: LogLevel.LogLevel | undefined
 }
 
 /**

@@ -17,7 +17,13 @@
  * - calls from every session go through one scheduler with the executor's rules: calls sharing a resource key run
  *   one after another in the order they arrived, whichever client sent them; at most `maxParallel` run at once;
  * - a toolkit given as a `SubscriptionRef` is served as it changes, and every connected client gets
- *   `notifications/tools/list_changed`.
+ *   `notifications/tools/list_changed`;
+ * - in a call, the handler reaches its client: `Effect.log*` becomes `notifications/message` once the client set a
+ *   level with `logging/setLevel` (the server declares `logging`; levels map Trace/Debug to `debug`, Info to
+ *   `info`, Warning to `warning`, Error to `error`, Fatal to `critical`; `logger` is the tool's name; the host's
+ *   own loggers keep logging); `Tool.elicit` becomes `elicitation/create` when the client declared the
+ *   elicitation capability (else the host's `Elicitation.Elicitor` is asked, else the answer is `Cancel`);
+ *   {@link sample} becomes `sampling/createMessage`. See docs/elicitation.md.
  *
  * @since 0.1.0
  */
@@ -27,6 +33,7 @@ import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Internal from "./internal/mcpServer.js"
 import type * as Tool from "./Tool.js"
+import type * as ToolResult from "./ToolResult.js"
 
 /**
  * The toolkit to serve: a `Toolkit`, or a `SubscriptionRef` of one for a toolkit that changes while it is served
@@ -378,3 +385,155 @@ export const http: <T extends Tool.Any>(
   toolkit: Source<T>,
   options: HttpOptions
 ) => Effect.Effect<HttpServer, McpServerError, Scope.Scope | Tool.Requirements<T>> = Internal.http
+
+/**
+ * What a model may be shown or may answer in {@link sample}: text, an image or audio, in the shapes of
+ * `ToolResult`'s content parts.
+ *
+ * @example
+ * ```ts
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const question: McpServer.SamplingContent = { type: "text", text: "Summarize this diff in one line" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category sampling
+ */
+export type SamplingContent =
+  | typeof ToolResult.TextContent.Type
+  | typeof ToolResult.ImageContent.Type
+  | typeof ToolResult.AudioContent.Type
+
+/**
+ * One message of the conversation {@link sample} hands the client's model.
+ *
+ * @example
+ * ```ts
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const message: McpServer.SamplingMessage = { role: "user", content: { type: "text", text: "Hello" } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category sampling
+ */
+export interface SamplingMessage extends Internal.SamplingMessage {}
+
+/**
+ * What the server would like in a model, as MCP's `modelPreferences`: name hints (`"claude-3-5-sonnet"`, `"claude"`)
+ * and priorities between 0 and 1. The client decides.
+ *
+ * @example
+ * ```ts
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const cheapAndFast: McpServer.ModelPreferences = { hints: [{ name: "haiku" }], costPriority: 0.9, speedPriority: 0.8 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category sampling
+ */
+export interface ModelPreferences extends Internal.ModelPreferences {}
+
+/**
+ * A request to the client's model (MCP's `sampling/createMessage` params): the `messages`, the most tokens to
+ * generate, and optionally a `systemPrompt`, `temperature`, `stopSequences`, `modelPreferences`, `includeContext`
+ * and `metadata` (passed through to the client).
+ *
+ * @example
+ * ```ts
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const request: McpServer.SamplingRequest = {
+ *   messages: [{ role: "user", content: { type: "text", text: "Name this function: (a, b) => a + b" } }],
+ *   maxTokens: 20,
+ *   systemPrompt: "Answer with one identifier."
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category sampling
+ */
+export interface SamplingRequest extends Internal.SamplingRequest {}
+
+/**
+ * The model's answer: its `content`, the `model` that wrote it and why it stopped (`endTurn`, `stopSequence`,
+ * `maxTokens`, or the client's own word).
+ *
+ * @example
+ * ```ts
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const text = (result: McpServer.SamplingResult): string =>
+ *   result.content.type === "text" ? result.content.text : `[${result.content.type}]`
+ * ```
+ *
+ * @since 0.1.0
+ * @category sampling
+ */
+export interface SamplingResult extends Internal.SamplingResult {}
+
+/**
+ * {@link sample} could not get an answer. `reason`:
+ * - `Unavailable`: there is no client to ask: not in a call served over MCP, or a stateless HTTP request (its
+ *   client has no session to answer in);
+ * - `Unsupported`: the client did not declare the `sampling` capability;
+ * - `Failed`: the client answered with an error (the user refused, no model) or the request could not be sent.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const summary = McpServer.sample({
+ *   messages: [{ role: "user", content: { type: "text", text: "Summarize: ..." } }],
+ *   maxTokens: 100
+ * }).pipe(
+ *   Effect.map((result) => (result.content.type === "text" ? result.content.text : "")),
+ *   Effect.catchTag("SamplingError", (error) =>
+ *     error.reason === "Failed" ? Effect.fail(error) : Effect.succeed("(no model to summarize with)"))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const SamplingError: typeof Internal.SamplingError = Internal.SamplingError
+
+/**
+ * The type of {@link SamplingError} values, for signatures.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SamplingError = Internal.SamplingError
+
+/**
+ * Asks the calling client's model for a message (`sampling/createMessage`), from inside a handler served over MCP:
+ * the server borrows the client's model, and the client stays in charge (it may show the request to the user, pick
+ * the model, refuse). Fails with {@link SamplingError} when there is no client to ask, when the client did not
+ * declare the `sampling` capability, or when it refuses. The call's own timeout and cancellation bound the wait
+ * (cancelling the call cancels the request). Needs nothing in `R`, like `Tool.currentCall`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { McpServer, Tool } from "effect-agent-tools"
+ *
+ * const NameIt = Tool.make("name_it", {
+ *   description: "Suggest a name for a piece of code, asking the client's model",
+ *   parameters: { code: Schema.String },
+ *   handler: ({ code }) =>
+ *     McpServer.sample({
+ *       messages: [{ role: "user", content: { type: "text", text: `Suggest a name for:\n${code}` } }],
+ *       systemPrompt: "Answer with one identifier.",
+ *       maxTokens: 20
+ *     }).pipe(Effect.map((result) => (result.content.type === "text" ? result.content.text.trim() : "")))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category in a call
+ */
+export const sample: (request: SamplingRequest) => Effect.Effect<SamplingResult, SamplingError> = Internal.sample

@@ -17,8 +17,10 @@ import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
+import type * as Elicitation from "./Elicitation.js"
 import type * as Context from "./internal/context.js"
 import { currentCall as currentCallRef } from "./internal/context.js"
+import * as Elicit from "./internal/elicitation.js"
 import * as JsonSchemas from "./internal/jsonSchema.js"
 import * as Internal from "./internal/tool.js"
 import type * as Permission from "./Permission.js"
@@ -370,12 +372,13 @@ export const make = <
 }
 
 /**
- * A schema from elsewhere as served: an object root with `properties` and `required`, and no `$schema`/`$id` (what
- * is served is read as draft 2020-12; the schema is still validated under the draft it declares).
+ * A schema from elsewhere as served: an object root with `properties` and `required`. A declared `$schema` is kept
+ * (the dialect is part of what the schema means: a draft-07 `items` array is not a 2020-12 one); `$id` is dropped,
+ * since a tool's schema is served inline, not as a document others resolve.
  */
 const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
   if (schema === undefined) return { type: "object", properties: {}, required: [] }
-  const { $id: _id, $schema: _schema, ...rest } = schema
+  const { $id: _id, ...rest } = schema
   const out: Record<string, unknown> = rest
   if (out.type === undefined) out.type = "object"
   if (out.type === "object") {
@@ -420,9 +423,7 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
   let decode: Internal.Kernel["decode"] = (args) => Either.right(args)
   if (options.validate !== false) {
     try {
-      decode = Internal.jsonSchemaDecoder(
-        options.parameters?.$schema === undefined ? standard : { ...standard, $schema: options.parameters.$schema }
-      )
+      decode = Internal.jsonSchemaDecoder(standard)
     } catch (error) {
       throw new Error(
         `tool ${JSON.stringify(name)}: its JSON Schema cannot be compiled: ${
@@ -564,3 +565,62 @@ export const currentCall: Effect.Effect<Option.Option<CallInfo>> = Effect.map(
   FiberRef.get(currentCallRef),
   (call) => (call === undefined ? Option.none() : Option.some({ id: call.id, name: call.name }))
 )
+
+/**
+ * Asks the user mid-call, and gives their answer: `Accept` with the answer decoded by `schema`, `Decline` (they
+ * said no) or `Cancel` (they dismissed it, or nobody could be asked).
+ *
+ * - `{ message, schema }` asks for a form: `schema` is Struct fields or a Schema of a flat object whose fields are
+ *   strings, numbers, integers, booleans, a choice of string literals (titled when the literals carry `title`
+ *   annotations) or an array of string literals (several choices). A field's `default` annotation, or the default
+ *   of `Schema.optionalWith(..., { default })`, is shown prefilled, and a field left out of an accepted answer takes
+ *   it. A schema that cannot be a form (a nested object, a numeric choice) is a defect, like a bad regexp literal.
+ * - `{ message, url }` asks the user to open a page (to sign in, to pay); accepting means they went there.
+ * - `{ message }` asks for a confirmation.
+ *
+ * It asks the `Elicitation.Elicitor` the host provided: served over MCP, the calling client (when it declared the
+ * elicitation capability for that mode); in `agent-tools call`, the terminal. With none the answer is `Cancel`,
+ * never `Decline`. Fails with `ElicitationError` when the answer does not decode or the question could not reach
+ * the user. Needs nothing in `R`, like `Tool.progress`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Deploy = Tool.make("deploy", {
+ *   description: "Deploy the current build",
+ *   handler: () =>
+ *     Effect.gen(function*() {
+ *       const answer = yield* Tool.elicit({
+ *         message: "Where to?",
+ *         schema: {
+ *           target: Schema.Literal("staging", "production"),
+ *           notify: Schema.optionalWith(Schema.Boolean, { default: () => true })
+ *         }
+ *       })
+ *       switch (answer._tag) {
+ *         case "Accept":
+ *           return `deploying to ${answer.content.target}${answer.content.notify ? ", telling the team" : ""}`
+ *         case "Decline":
+ *           return "not deployed: the user said no"
+ *         case "Cancel":
+ *           return "not deployed: nobody answered"
+ *       }
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category in a call
+ */
+export const elicit: {
+  <const P extends ParametersInput>(options: {
+    readonly message: string
+    readonly schema: P
+  }): Effect.Effect<Elicitation.Result<ParametersType<P>>, Elicitation.ElicitationError>
+  (options: {
+    readonly message: string
+    readonly url?: string | undefined
+  }): Effect.Effect<Elicitation.Result<void>, Elicitation.ElicitationError>
+} = Elicit.elicit

@@ -11,6 +11,8 @@
  */
 
 /** @since 0.1.0 */
+export * as Elicitation from "./Elicitation.js"
+/** @since 0.1.0 */
 export * as Executor from "./Executor.js"
 /** @since 0.1.0 */
 export * as McpClient from "./McpClient.js"

@@ -160,13 +160,14 @@ const hanging = (name: string) =>
 
 describe("McpServer", () => {
   describe("initialize", () => {
-    it.scopedLive("serves its name, version, instructions and the tools capability", () =>
+    it.scopedLive("serves its name, version, instructions and the tools and logging capabilities", () =>
       Effect.gen(function*() {
         const { client } = yield* connected(kit, { ...info, title: "Test server" })
         expect(client.getServerVersion()).toEqual({ name: "test-server", version: "0.0.1", title: "Test server" })
         expect(client.getInstructions()).toBe("Be nice.")
-        // a fixed toolkit never changes, so it does not promise list_changed
-        expect(client.getServerCapabilities()).toEqual({ tools: {} })
+        // a fixed toolkit never changes, so it does not promise list_changed; handlers' logs reach a client that
+        // sets a level (McpServer.inCall.test.ts)
+        expect(client.getServerCapabilities()).toEqual({ tools: {}, logging: {} })
       }))
   })
 

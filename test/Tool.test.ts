@@ -1326,6 +1326,8 @@ describe("Tool.fromJsonSchema", () => {
         },
         handler: (args) => Effect.succeed(args)
       })
+      // served in its own dialect, so a client reads the tuple form of `items` as draft-07 meant it
+      expect(Pair.inputSchema.$schema).toBe("http://json-schema.org/draft-07/schema#")
       expect(resultOf(yield* call(Pair, "{\"pair\":[\"a\",1]}")).structured).toEqual({ pair: ["a", 1] })
       expect(modelText(yield* call(Pair, "{\"pair\":[\"a\",\"b\"]}"))).toBe(
         "Error: invalid arguments: pair[1]: expected an integer, got \"b\""

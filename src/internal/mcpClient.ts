@@ -20,24 +20,30 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import type { ClientCapabilities, JSONRPCMessage, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import {
+  ElicitRequestSchema,
   ErrorCode,
   JSONRPCMessageSchema,
+  LoggingMessageNotificationSchema,
   McpError,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Path from "node:path"
 import { setImmediate } from "node:timers"
+import * as Elicitation from "../Elicitation.js"
 import type * as McpClient from "../McpClient.js"
 import {
   DEFAULT_CONNECT_TIMEOUT,
@@ -55,8 +61,10 @@ import * as Toolkit from "../Toolkit.js"
 import type * as ToolResult from "../ToolResult.js"
 import { preview } from "./argumentProblems.js"
 import type { Progress } from "./context.js"
+import * as Elicit from "./elicitation.js"
 import type { CallToolResult } from "./mcp.js"
 import { fromCallToolResult } from "./mcp.js"
+import * as Logging from "./mcpLogging.js"
 import * as Process from "./process.js"
 
 /** The JSON-RPC error code of the answer the stdio transport makes up for a response it dropped as too large. */
@@ -704,6 +712,36 @@ const follower = (session: Session): Effect.Effect<never> =>
   )
 
 // ---------------------------------------------------------------------------------------------------------------
+// answering a server's questions
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * A server's `elicitation/create`, asked of the `Elicitor` the session was made with. An accepted form comes
+ * back with the form's defaults filled in for the fields the answer leaves out (SEP-1034). The server cancelling
+ * its request interrupts the asking; an `Elicitor` that fails is answered with an error the server can read.
+ */
+const answerElicitation = async (
+  runtime: Runtime.Runtime<never>,
+  elicitor: Elicitation.Elicitor["Type"],
+  params: Parameters<typeof Elicit.fromParams>[0],
+  signal: AbortSignal
+) => {
+  const request = Elicit.fromParams(params)
+  const exit = await Runtime.runPromiseExit(runtime)(elicitor.elicit(request), { signal })
+  if (Exit.isFailure(exit)) {
+    // a plain Error: the SDK answers it as an internal error (-32603) whose message is ours, unprefixed
+    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+    throw new Error(failure === undefined ? "the question could not be asked" : failure.message)
+  }
+  const result = exit.value
+  return Elicit.toElicitResult(
+    result._tag === "Accept" && request.mode === "form"
+      ? Elicitation.accept(Elicit.withDefaults(request.requestedSchema, result.content))
+      : result
+  )
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // connecting
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -749,11 +787,15 @@ export const connect = (
       permission: options.permission
     }
     const info = options.clientInfo
+    // an Elicitor in the context is someone to ask: the client offers forms and pages to servers
+    const elicitor = yield* Effect.serviceOption(Elicitation.Elicitor)
+    const runtime = yield* Effect.runtime<never>()
+    const capabilities: ClientCapabilities = Option.isSome(elicitor) ? { elicitation: { form: {}, url: {} } } : {}
     const client = new Client(
       info === undefined
         ? { name: "effect-agent-tools", version: "0.1.0" }
         : { name: info.name, version: info.version, ...(info.title === undefined ? {} : { title: info.title }) },
-      { capabilities: {} }
+      { capabilities }
     )
     const session: Session = {
       client,
@@ -863,6 +905,24 @@ export const connect = (
       session.notified++
       signal(session)
     })
+    if (Option.isSome(elicitor)) {
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+        answerElicitation(runtime, elicitor.value, request.params, extra.signal))
+    }
+    const logLevel = options.logLevel
+    if (logLevel !== undefined) {
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+        const { data, level, logger } = notification.params
+        Runtime.runSync(runtime)(
+          Effect.logWithLevel(Logging.fromMcp(level), typeof data === "string" ? data : JSON.stringify(data)).pipe(
+            Effect.annotateLogs({
+              "mcp.server": session.label,
+              ...(logger === undefined ? {} : { "mcp.logger": logger })
+            })
+          )
+        )
+      })
+    }
 
     // closing the scope: calls in flight end now (they fail, saying so) rather than holding the close
     yield* Effect.addFinalizer(() =>
@@ -871,7 +931,9 @@ export const connect = (
           session,
           new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
         )
-        return Effect.promise(() => client.close().catch(() => undefined))
+        return Effect.promise(() =>
+          client.close().catch(() => undefined)
+        )
       })
     )
 
@@ -912,6 +974,17 @@ export const connect = (
     }
     if (serverInfo.name !== "") session.label = `MCP server ${JSON.stringify(serverInfo.name)}`
     session.listChanged = client.getServerCapabilities()?.tools?.listChanged === true
+    if (logLevel !== undefined && client.getServerCapabilities()?.logging !== undefined) {
+      yield* orDeath(
+        session,
+        Effect.catchAll(
+          promise((signal) =>
+            client.setLoggingLevel(Logging.toMcp(logLevel), { signal, timeout: settings.connectMillis })
+          ),
+          (error) => Effect.fail(requestError(session, "setting the log level", error))
+        )
+      )
+    }
 
     const listed = yield* listAll(session, settings.connectMillis).pipe(
       Effect.mapError((error) =>

@@ -10,8 +10,14 @@
  * A `tools/call` runs as its own fiber, forked from the core's runtime; the SDK's `extra.signal` (aborted on
  * `notifications/cancelled` and when the connection closes) interrupts it, and the SDK sends nothing for an aborted
  * request. Inside the fiber, `currentRequest` holds the call's MCP context (session, the SDK `Server`, the SDK's
- * `extra`): what `McpServer.session` reads, and where log notifications, elicitation and sampling (which need the
- * request to relate their messages to) will reach the client from.
+ * `extra`, the connection's log level): what `McpServer.session` reads, and where the call reaches its client from,
+ * always through `extra` so that over HTTP every message goes on the stream of the request it belongs to:
+ * - `Effect.log*` becomes `notifications/message` once the client set a level (`logging/setLevel`, per
+ *   connection), through a logger added to the call's loggers (the host's keep logging as before);
+ * - `Tool.elicit` asks the `Elicitor` provided for the call, which sends `elicitation/create` when the client
+ *   declared the capability for that mode and hands the question to the host's own `Elicitor` otherwise;
+ * - `McpServer.sample` sends `sampling/createMessage`.
+ * A stateless HTTP request has no session a client could answer in, so it neither elicits nor samples.
  *
  * @internal
  */
@@ -33,11 +39,15 @@ import type {
 import {
   CallToolRequestParamsSchema,
   CallToolRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ErrorCode,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
-  ListToolsRequestSchema
+  ListToolsRequestSchema,
+  SetLevelRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
@@ -49,8 +59,12 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as FiberSet from "effect/FiberSet"
 import { globalValue } from "effect/GlobalValue"
+import * as HashSet from "effect/HashSet"
+import * as Inspectable from "effect/Inspectable"
+import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
@@ -63,11 +77,16 @@ import { randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Readable, Writable } from "node:stream"
+import * as Elicitation from "../Elicitation.js"
 import type * as Tool from "../Tool.js"
 import { ToolInterrupted } from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
+import type * as ToolResult from "../ToolResult.js"
 import type { Progress } from "./context.js"
+import { currentCall } from "./context.js"
+import * as Elicit from "./elicitation.js"
 import * as Mcp from "./mcp.js"
+import * as Logging from "./mcpLogging.js"
 import * as Scheduler from "./scheduler.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -134,12 +153,19 @@ export class McpServerError extends Schema.TaggedError<McpServerError>("effect-a
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
+/** What one connection (one SDK `Server`) keeps between requests. */
+export interface ConnectionState {
+  /** The level the client set with `logging/setLevel`; none until it does, and then no log reaches it. */
+  level: Logging.McpLevel | undefined
+}
+
 /** The MCP side of the call a fiber is serving. */
 export interface RequestContext {
   /** Undefined for a stateless HTTP request, which belongs to no session. */
   readonly session: Session | undefined
   readonly server: Server
   readonly extra: Extra
+  readonly connection: ConnectionState
 }
 
 export const currentRequest: FiberRef.FiberRef<RequestContext | undefined> = globalValue(
@@ -151,6 +177,206 @@ export const session: Effect.Effect<Option.Option<Session>> = Effect.map(
   FiberRef.get(currentRequest),
   (request) => Option.fromNullable(request?.session)
 )
+
+/**
+ * How long a request to the client (a question for a person, a model's answer) may take, as far as the SDK is
+ * concerned: the longest delay a timer takes. The call's own timeout and its cancellation bound the wait; the
+ * SDK's default (a minute) would cut a person off mid-thought.
+ */
+const NO_TIMEOUT_MILLIS = 2_147_483_647
+
+// ---------------------------------------------------------------------------------------------------------------
+// in a call: logging
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A log's message as one text: strings as they are, anything else as Effect renders it; a cause below. */
+const logText = (message: unknown, cause: Cause.Cause<unknown>): string => {
+  const parts = Array.isArray(message) ? message : [message]
+  const text = parts.map((part) => (typeof part === "string" ? part : Inspectable.toStringUnknown(part))).join(" ")
+  return Cause.isEmpty(cause) ? text : `${text}\n${Cause.pretty(cause)}`
+}
+
+/**
+ * Sends a call's logs to its client as `notifications/message` (`logger` is the tool's name), at or above the
+ * level the client set; nothing before it sets one.
+ */
+const clientLogger = Logger.make<unknown, void>(({ cause, context, logLevel, message }) => {
+  const request = FiberRefs.getOrDefault(context, currentRequest)
+  const threshold = request?.connection.level
+  if (request === undefined || threshold === undefined || !Logging.passes(logLevel, threshold)) return
+  const call = FiberRefs.getOrDefault(context, currentCall)
+  request.extra.sendNotification({
+    method: "notifications/message",
+    params: {
+      level: Logging.toMcp(logLevel),
+      ...(call === undefined ? {} : { logger: call.name }),
+      data: logText(message, cause)
+    }
+  }).catch(() => undefined) // the client is gone: its logs go with it
+})
+
+/**
+ * Adds the client logger to a call. When the client asked for more detail than the host logs (`debug` under
+ * Effect's default `Info`), the call runs at the lower minimum and the host's loggers keep their own.
+ */
+const withClientLogging = <A, E, R>(self: Effect.Effect<A, E, R>, connection: ConnectionState) =>
+  Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) => {
+    const threshold = connection.level
+    const wanted = threshold === undefined ? undefined : Logging.lowestWanted(threshold)
+    if (wanted === undefined || LogLevel.greaterThanEqual(wanted, minimum)) {
+      return Effect.locallyWith(self, FiberRef.currentLoggers, HashSet.add(clientLogger))
+    }
+    const hostLevel = (level: LogLevel.LogLevel) => LogLevel.greaterThanEqual(level, minimum)
+    return self.pipe(
+      Effect.locallyWith(
+        FiberRef.currentLoggers,
+        (loggers) => HashSet.add(HashSet.map(loggers, Logger.filterLogLevel(hostLevel)), clientLogger)
+      ),
+      Effect.locally(FiberRef.currentMinimumLogLevel, wanted)
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// in a call: elicitation
+// ---------------------------------------------------------------------------------------------------------------
+
+/** An error's message without the `MCP error <code>: ` the SDK puts before it each time it crosses a wire. */
+const reasonOf = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replace(/^(?:MCP error -?\d+: )+/, "")
+
+/**
+ * The `Elicitor` of a call: the calling client when it declared the capability for the question's mode (`{}` is
+ * a form-only client, as MCP says), else whoever the host provided, else nobody (`Cancel`).
+ */
+const clientElicitor = (
+  server: Server,
+  extra: Extra,
+  host: Option.Option<Elicitation.Elicitor["Type"]>
+): Elicitation.Elicitor["Type"] => ({
+  elicit: (request) => {
+    const capability = server.getClientCapabilities()?.elicitation
+    const able = request.mode === "url" ? capability?.url !== undefined : capability?.form !== undefined
+    if (!able) return Option.isSome(host) ? host.value.elicit(request) : Effect.succeed(Elicitation.cancel)
+    return Effect.tryPromise({
+      try: (signal) =>
+        extra.sendRequest(
+          { method: "elicitation/create", params: Elicit.toParams(request, randomUUID) },
+          ElicitResultSchema,
+          { signal, timeout: NO_TIMEOUT_MILLIS }
+        ),
+      catch: (cause) =>
+        new Elicitation.ElicitationError({
+          message: `the MCP client could not be asked: ${reasonOf(cause)}`,
+          cause
+        })
+    }).pipe(Effect.map(Elicit.fromElicitResult))
+  }
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// in a call: sampling
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What a model may be shown and may answer: text, an image, audio. */
+export type SamplingContent =
+  | typeof ToolResult.TextContent.Type
+  | typeof ToolResult.ImageContent.Type
+  | typeof ToolResult.AudioContent.Type
+
+export interface SamplingMessage {
+  readonly role: "user" | "assistant"
+  readonly content: SamplingContent
+}
+
+export interface ModelPreferences {
+  readonly hints?: ReadonlyArray<{ readonly name?: string | undefined }> | undefined
+  readonly costPriority?: number | undefined
+  readonly speedPriority?: number | undefined
+  readonly intelligencePriority?: number | undefined
+}
+
+export interface SamplingRequest {
+  readonly messages: ReadonlyArray<SamplingMessage>
+  readonly maxTokens: number
+  readonly systemPrompt?: string | undefined
+  readonly temperature?: number | undefined
+  readonly stopSequences?: ReadonlyArray<string> | undefined
+  readonly modelPreferences?: ModelPreferences | undefined
+  readonly includeContext?: "none" | "thisServer" | "allServers" | undefined
+  readonly metadata?: { readonly [key: string]: unknown } | undefined
+}
+
+export interface SamplingResult {
+  readonly role: "user" | "assistant"
+  readonly content: SamplingContent
+  readonly model: string
+  readonly stopReason?: string | undefined
+}
+
+export class SamplingError extends Schema.TaggedError<SamplingError>("effect-agent-tools/SamplingError")(
+  "SamplingError",
+  {
+    reason: Schema.Literal("Unavailable", "Unsupported", "Failed"),
+    message: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {}
+
+const definedOnly = (fields: Record<string, unknown>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value
+  return out
+}
+
+export const sample = (request: SamplingRequest): Effect.Effect<SamplingResult, SamplingError> =>
+  Effect.flatMap(FiberRef.get(currentRequest), (context) => {
+    if (context === undefined || context.session === undefined) {
+      return Effect.fail(
+        new SamplingError({
+          reason: "Unavailable",
+          message: context === undefined
+            ? "sampling needs an MCP client to ask: McpServer.sample works only in a call served over MCP"
+            : "sampling needs a session: a stateless HTTP request has no client to answer it"
+        })
+      )
+    }
+    const server = context.server
+    if (server.getClientCapabilities()?.sampling === undefined) {
+      const client = server.getClientVersion()?.name
+      return Effect.fail(
+        new SamplingError({
+          reason: "Unsupported",
+          message: `the MCP client${client === undefined ? "" : ` ${JSON.stringify(client)}`} does not offer sampling`
+        })
+      )
+    }
+    const params = definedOnly({
+      messages: request.messages,
+      maxTokens: request.maxTokens,
+      systemPrompt: request.systemPrompt,
+      temperature: request.temperature,
+      stopSequences: request.stopSequences,
+      modelPreferences: request.modelPreferences,
+      includeContext: request.includeContext,
+      metadata: request.metadata
+    })
+    return Effect.tryPromise({
+      try: (signal) =>
+        context.extra.sendRequest(
+          { method: "sampling/createMessage", params: params as never },
+          CreateMessageResultSchema,
+          { signal, timeout: NO_TIMEOUT_MILLIS }
+        ),
+      catch: (cause) => new SamplingError({ reason: "Failed", message: `sampling failed: ${reasonOf(cause)}`, cause })
+    }).pipe(
+      Effect.map((result): SamplingResult => ({
+        role: result.role,
+        content: result.content as SamplingContent,
+        model: result.model,
+        ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason })
+      }))
+    )
+  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // the core: scheduler, calls, toolkit, attached servers
@@ -254,15 +480,27 @@ const progressReporter = (extra: Extra): ((progress: Progress) => Effect.Effect<
     })
 }
 
+/** The call's own elicitor (none for a stateless request) and logger, around the call. */
+const inCall = <A, E, R>(self: Effect.Effect<A, E, R>, context: RequestContext): Effect.Effect<A, E, R> => {
+  const logged = withClientLogging(self, context.connection)
+  if (context.session === undefined) return logged
+  return Effect.flatMap(
+    Effect.serviceOption(Elicitation.Elicitor),
+    (host) => Effect.provideService(logged, Elicitation.Elicitor, clientElicitor(context.server, context.extra, host))
+  )
+}
+
 const serveCall = (
   core: Core,
   server: Server,
+  connection: ConnectionState,
   session: Session | undefined,
   params: { readonly name: string; readonly arguments?: unknown },
   extra: Extra
 ): Promise<SdkCallToolResult> => {
   const name = params.name
   const callId = `${session?.id ?? randomUUID()}/${String(extra.requestId)}`
+  const context: RequestContext = { session, server, extra, connection }
   const call = Effect.suspend(() => {
     const toolkit = core.toolkit()
     const structured = toolkit.byName.get(name)?.outputSchema !== undefined
@@ -273,6 +511,7 @@ const serveCall = (
       (outcome) => Mcp.toCallToolResult(outcome, { structured }) as SdkCallToolResult
     )
   }).pipe(
+    (self) => inCall(self, context),
     Effect.withSpan("McpServer.call", {
       kind: "server",
       attributes: {
@@ -281,7 +520,7 @@ const serveCall = (
         ...(session === undefined ? {} : { "mcp.session_id": session.id })
       }
     }),
-    Effect.locally(currentRequest, { session, server, extra } satisfies RequestContext)
+    Effect.locally(currentRequest, context)
   )
   return new Promise((resolve, reject) => {
     if (extra.signal.aborted) return resolve(interrupted(name))
@@ -320,12 +559,18 @@ const makeServer = (core: Core, options: { readonly sessions: boolean }): Server
   const server = new Server(
     { name, version, ...(title === undefined ? {} : { title }) },
     {
-      capabilities: { tools: core.listChanged ? { listChanged: true } : {} },
+      capabilities: { tools: core.listChanged ? { listChanged: true } : {}, logging: {} },
       ...(instructions === undefined ? {} : { instructions })
     }
   )
   // a transport without session ids (stdio, in-memory) is one session
   const connectionId = randomUUID()
+  const connection: ConnectionState = { level: undefined }
+  // ours, not the SDK's (which keeps levels by session id in a private map): the calls read it through `context`
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    connection.level = request.params.level
+    return {}
+  })
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: Toolkit.definitions(core.toolkit(), "mcp") as unknown as Array<SdkTool>
   }))
@@ -334,6 +579,7 @@ const makeServer = (core: Core, options: { readonly sessions: boolean }): Server
     serveCall(
       core,
       server,
+      connection,
       options.sessions ? { id: extra.sessionId ?? connectionId, clientInfo: clientInfoOf(server) } : undefined,
       request.params,
       extra as Extra
@@ -394,6 +640,10 @@ export const connect = <T extends Tool.Any>(
 /**
  * A transport that knows which requests it has not answered yet, so a server whose input ended can answer every
  * request it read (tools/list as much as tools/call) before it stops. A cancelled request needs no answer.
+ *
+ * It also knows which of its own requests (a question for the user, a sampling request) the client has not
+ * answered: once input has ended no answer can come, so each fails at once (and any sent later), and the call
+ * waiting on it can end and be answered.
  */
 class Answering implements Transport {
   onclose?: (() => void) | undefined
@@ -401,6 +651,9 @@ class Answering implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
   private readonly pending = new Set<RequestId>()
   private waiting: Array<() => void> = []
+  /** Our requests to the client not answered yet. */
+  private readonly asked = new Set<RequestId>()
+  private inputEnded = false
 
   constructor(private readonly inner: Transport) {}
 
@@ -410,6 +663,8 @@ class Answering implements Transport {
       else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
         const id = (message.params as { requestId?: RequestId } | undefined)?.requestId
         if (id !== undefined) this.answered(id)
+      } else if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
+        this.asked.delete(message.id)
       }
       this.onmessage?.(message, extra)
     }
@@ -419,10 +674,32 @@ class Answering implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCRequest(message)) {
+      if (this.inputEnded) return this.unanswerable(message.id)
+      this.asked.add(message.id)
+    }
     await this.inner.send(message, options)
     if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
       this.answered(message.id)
     }
+  }
+
+  /** No more input: the client can answer none of our requests, sent or still to be sent. */
+  endOfInput(): void {
+    this.inputEnded = true
+    for (const id of [...this.asked]) this.unanswerable(id)
+  }
+
+  private unanswerable(id: RequestId): void {
+    this.asked.delete(id)
+    // a message of its own turn, as an answer read from the client would be
+    queueMicrotask(() =>
+      this.onmessage?.({
+        jsonrpc: "2.0",
+        id,
+        error: { code: ErrorCode.ConnectionClosed, message: "the client closed its input before answering" }
+      })
+    )
   }
 
   close(): Promise<void> {
@@ -509,6 +786,7 @@ export const stdio = <T extends Tool.Any>(
     )
     yield* attach(core, transport, closed)
     if ((yield* Deferred.await(stop)) === "ended") {
+      transport.endOfInput()
       yield* Effect.promise(() => transport.allAnswered())
     }
   })).pipe(Effect.withConsole(stderrConsole()))

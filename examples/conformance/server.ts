@@ -1,0 +1,256 @@
+/**
+ * The server the MCP conformance suite (`@modelcontextprotocol/conformance`, server scenarios) runs against,
+ * written with this library the way a user would write tools: one tool per scenario that asks for one, with the
+ * names and behaviour the scenarios' own descriptions give. `npm run conformance` starts it; by hand:
+ *
+ *   node --import tsx examples/conformance/server.ts [port]
+ *
+ * It serves Streamable HTTP on 127.0.0.1 (port 0, the default, picks a free one), prints the endpoint URL as its
+ * first line on stdout, and runs until it is interrupted (SIGINT, SIGTERM).
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Console, Effect, Schema } from "effect"
+import { McpServer, Tool, Toolkit, ToolResult } from "../../src/index.js"
+
+/** A 1x1 PNG. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+/** A WAV file of eight samples of silence (8 kHz, mono, 8-bit). */
+const WAV = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
+
+// ---------------------------------------------------------------------------------------------------------------
+// content
+// ---------------------------------------------------------------------------------------------------------------
+
+const SimpleText = Tool.make("test_simple_text", {
+  description: "Returns a simple text response",
+  annotations: { readOnly: true, openWorld: false },
+  handler: () => Effect.succeed("This is a simple text response for testing.")
+})
+
+const ImageContent = Tool.make("test_image_content", {
+  description: "Returns a 1x1 PNG image",
+  annotations: { readOnly: true, openWorld: false },
+  handler: () => Effect.succeed(ToolResult.image(PNG, "image/png"))
+})
+
+const AudioContent = Tool.make("test_audio_content", {
+  description: "Returns a short WAV clip",
+  annotations: { readOnly: true, openWorld: false },
+  handler: () => Effect.succeed(ToolResult.parts([{ type: "audio", data: WAV, mimeType: "audio/wav" }]))
+})
+
+const EmbeddedResource = Tool.make("test_embedded_resource", {
+  description: "Returns an embedded text resource",
+  annotations: { readOnly: true, openWorld: false },
+  handler: () =>
+    Effect.succeed(ToolResult.parts([{
+      type: "resource",
+      resource: {
+        uri: "test://embedded-resource",
+        mimeType: "text/plain",
+        text: "This is an embedded resource content."
+      }
+    }]))
+})
+
+const MultipleContentTypes = Tool.make("test_multiple_content_types", {
+  description: "Returns text, an image and an embedded resource",
+  annotations: { readOnly: true, openWorld: false },
+  handler: () =>
+    Effect.succeed(ToolResult.parts([
+      { type: "text", text: "Multiple content types test:" },
+      { type: "image", data: PNG, mimeType: "image/png" },
+      {
+        type: "resource",
+        resource: {
+          uri: "test://mixed-content-resource",
+          mimeType: "application/json",
+          text: JSON.stringify({ test: "data", value: 123 })
+        }
+      }
+    ]))
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// errors, logging, progress
+// ---------------------------------------------------------------------------------------------------------------
+
+class IntentionalError extends Schema.TaggedError<IntentionalError>()("IntentionalError", {}) {
+  override get message() {
+    return "This tool intentionally returns an error for testing"
+  }
+}
+
+const ErrorHandling = Tool.make("test_error_handling", {
+  description: "Always fails",
+  failure: IntentionalError,
+  handler: () => Effect.fail(new IntentionalError())
+})
+
+const WithLogging = Tool.make("test_tool_with_logging", {
+  description: "Logs three messages while it runs (a client sees them once it sets a level)",
+  handler: () =>
+    Effect.gen(function*() {
+      yield* Effect.log("Tool execution started")
+      yield* Effect.sleep("50 millis")
+      yield* Effect.log("Tool processing data")
+      yield* Effect.sleep("50 millis")
+      yield* Effect.log("Tool execution completed")
+      return "Logged three messages"
+    })
+})
+
+const WithProgress = Tool.make("test_tool_with_progress", {
+  description: "Reports progress 0, 50 and 100 of 100",
+  handler: () =>
+    Effect.gen(function*() {
+      yield* Tool.progress({ progress: 0, total: 100 })
+      yield* Effect.sleep("50 millis")
+      yield* Tool.progress({ progress: 50, total: 100 })
+      yield* Effect.sleep("50 millis")
+      yield* Tool.progress({ progress: 100, total: 100 })
+      return "Progress reported"
+    })
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// sampling and elicitation
+// ---------------------------------------------------------------------------------------------------------------
+
+const Sampling = Tool.make("test_sampling", {
+  description: "Asks the client's model to answer a prompt",
+  parameters: { prompt: Schema.String.annotations({ description: "The prompt to send to the LLM" }) },
+  handler: ({ prompt }) =>
+    McpServer.sample({ messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens: 100 }).pipe(
+      Effect.map((result) =>
+        `LLM response: ${result.content.type === "text" ? result.content.text : `[${result.content.type}]`}`
+      )
+    )
+})
+
+const answered = <A>(result: { readonly _tag: string; readonly content?: A }): string =>
+  `action=${result._tag.toLowerCase()}, content=${JSON.stringify(result.content ?? {})}`
+
+const Elicit = Tool.make("test_elicitation", {
+  description: "Asks the user for a username and an email address",
+  parameters: { message: Schema.String.annotations({ description: "The message to show the user" }) },
+  handler: ({ message }) =>
+    Effect.map(
+      Tool.elicit({
+        message,
+        schema: {
+          username: Schema.String.annotations({ description: "User's response" }),
+          email: Schema.String.annotations({ description: "User's email address" })
+        }
+      }),
+      (result) => `User response: ${answered(result)}`
+    )
+})
+
+const ElicitDefaults = Tool.make("test_elicitation_sep1034_defaults", {
+  description: "Asks for a form whose every field has a default (SEP-1034)",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({
+        message: "Please review your profile",
+        schema: {
+          name: Schema.optionalWith(Schema.String, { default: () => "John Doe" }),
+          age: Schema.optionalWith(Schema.Int, { default: () => 30 }),
+          score: Schema.optionalWith(Schema.Number, { default: () => 95.5 }),
+          status: Schema.optionalWith(Schema.Literal("active", "inactive", "pending"), {
+            default: () => "active" as const
+          }),
+          verified: Schema.optionalWith(Schema.Boolean, { default: () => true })
+        }
+      }),
+      (result) => `Elicitation completed: ${answered(result)}`
+    )
+})
+
+/** A choice whose options read differently from their values. */
+const titled = <const Values extends ReadonlyArray<readonly [string, string]>>(options: Values) =>
+  Schema.Union(...options.map(([value, title]) => Schema.Literal(value).annotations({ title })))
+
+const ElicitEnums = Tool.make("test_elicitation_sep1330_enums", {
+  description: "Asks for every kind of choice (SEP-1330)",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({
+        message: "Please make your choices",
+        schema: {
+          untitledSingle: Schema.Literal("option1", "option2", "option3"),
+          titledSingle: titled([["value1", "First Option"], ["value2", "Second Option"], ["value3", "Third Option"]]),
+          // the deprecated way of labelling choices, for clients that predate titled ones
+          legacyEnum: Schema.Literal("opt1", "opt2", "opt3").annotations({
+            jsonSchema: {
+              type: "string",
+              enum: ["opt1", "opt2", "opt3"],
+              enumNames: ["Option One", "Option Two", "Option Three"]
+            }
+          }),
+          untitledMulti: Schema.Array(Schema.Literal("option1", "option2", "option3")),
+          titledMulti: Schema.Array(
+            titled([["value1", "First Choice"], ["value2", "Second Choice"], ["value3", "Third Choice"]])
+          )
+        }
+      }),
+      (result) => `Elicitation completed: ${answered(result)}`
+    )
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// schemas, streams
+// ---------------------------------------------------------------------------------------------------------------
+
+const JsonSchema2020 = Tool.fromJsonSchema("json_schema_2020_12_tool", {
+  description: "Tool with JSON Schema 2020-12 features",
+  parameters: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    $defs: {
+      address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } }
+    },
+    properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+    additionalProperties: false
+  },
+  handler: (args) => Effect.succeed(args)
+})
+
+const Reconnection = Tool.make("test_reconnection", {
+  description: "A call that takes a moment (SEP-1699); its answer comes on the request's own stream",
+  handler: () => Effect.as(Effect.sleep("100 millis"), "Reconnection test completed successfully")
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// serving
+// ---------------------------------------------------------------------------------------------------------------
+
+const toolkit = Toolkit.make(
+  SimpleText,
+  ImageContent,
+  AudioContent,
+  EmbeddedResource,
+  MultipleContentTypes,
+  ErrorHandling,
+  WithLogging,
+  WithProgress,
+  Sampling,
+  Elicit,
+  ElicitDefaults,
+  ElicitEnums,
+  JsonSchema2020,
+  Reconnection
+)
+
+const main = Effect.gen(function*() {
+  const { url } = yield* McpServer.http(toolkit, {
+    name: "effect-agent-tools-conformance",
+    version: "0.1.0",
+    port: Number(process.argv[2] ?? 0)
+  })
+  yield* Console.log(url)
+  return yield* Effect.never
+})
+
+NodeRuntime.runMain(Effect.scoped(main))
