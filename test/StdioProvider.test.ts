@@ -260,7 +260,7 @@ describe("StdioProvider.serve", () => {
       )
     }))
 
-  it.effect("writes each answer whole, one write at a time, however the calls overlap", () =>
+  it.effect("writes each answer whole, one write at a time, however the calls overlap; a busy output gets them together", () =>
     Effect.gen(function*() {
       let writing = 0
       let overlapped = false
@@ -280,13 +280,15 @@ describe("StdioProvider.serve", () => {
           })
       })
       expect(overlapped).toBe(false)
-      expect(writes).toHaveLength(51)
-      for (const text of writes.slice(1)) {
-        expect(text.endsWith("\n") && text.indexOf("\n") === text.length - 1).toBe(true)
-      }
-      expect(new Set(writes.slice(1).map((text) => JSON.parse(text).content))).toEqual(
-        new Set(Array.from({ length: 50 }, (_, i) => `N${i}`))
-      )
+      // the answers that came while a write was in flight went out together in the next write, each a whole line
+      expect(writes.length).toBeGreaterThan(1)
+      expect(writes.length).toBeLessThan(51)
+      const answers = writes.slice(1).flatMap((text) => {
+        expect(text.endsWith("\n")).toBe(true)
+        return text.slice(0, -1).split("\n").map((line) => JSON.parse(line).content)
+      })
+      expect(answers).toHaveLength(50)
+      expect(new Set(answers)).toEqual(new Set(Array.from({ length: 50 }, (_, i) => `N${i}`)))
     }))
 
   it.effect("a failed write fails serve with Output at once and interrupts the calls in flight", () =>

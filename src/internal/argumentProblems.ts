@@ -104,6 +104,21 @@ export const preview = (value: unknown, limit: number = PREVIEW_LENGTH): string 
 
 const DateFromSelfSchemaId = Symbol.for("effect/SchemaId/DateFromSelf")
 
+/**
+ * What a node expects depends on the node alone, and nodes are immutable: each is described once, the first time
+ * a call fails on it. An invalid batch then costs the decoder's verdict and the values' previews, not a walk of
+ * the schema's annotations per problem.
+ */
+const memo = <A>(describe: (ast: AST.AST) => A): (ast: AST.AST) => A => {
+  const described = new WeakMap<AST.AST, A>()
+  return (ast) => {
+    if (described.has(ast)) return described.get(ast)!
+    const text = describe(ast)
+    described.set(ast, text)
+    return text
+  }
+}
+
 const article = (noun: string): string => (/^[aeiou]/i.test(noun) ? "an " : "a ") + noun
 
 const listLiterals = (values: ReadonlyArray<unknown>): string =>
@@ -171,7 +186,10 @@ const decodesToDate = (ast: AST.Transformation): boolean => {
 }
 
 /** What a chain of refinements expects, when it says more than "a valid <base type>". */
-const refinementExpectation = (ast: AST.Refinement): string | undefined => {
+const refinementExpectation = (ast: AST.Refinement): string | undefined => refinementMemo(ast)
+
+const describeRefinementNode = (ast: AST.AST): string | undefined => {
+  if (!AST.isRefinement(ast)) return undefined
   const message = Option.getOrUndefined(AST.getMessageAnnotation(ast))
   if (message !== undefined) {
     // A message annotation is the author's own wording for this failure: use it when it is a plain string.
@@ -202,6 +220,8 @@ const refinementExpectation = (ast: AST.Refinement): string | undefined => {
 
 const describeRefinement = (ast: AST.Refinement): string => refinementExpectation(ast) ?? `a valid ${nounOf(ast)}`
 
+const refinementMemo = memo(describeRefinementNode)
+
 const nounOf = (ast: AST.AST): string => {
   switch (ast._tag) {
     case "StringKeyword":
@@ -224,7 +244,9 @@ const nounOf = (ast: AST.AST): string => {
 }
 
 /** What a schema node expects, in words: `a string`, `an integer >= 0`, `one of "a", "b"`. */
-export const describe = (ast: AST.AST): string => {
+export const describe = (ast: AST.AST): string => describeMemo(ast)
+
+const describeNode = (ast: AST.AST): string => {
   const literals = literalValues(ast)
   if (literals !== undefined) return listLiterals(literals)
   switch (ast._tag) {
@@ -270,6 +292,8 @@ export const describe = (ast: AST.AST): string => {
       return Option.getOrElse(AST.getDescriptionAnnotation(ast), () => "a valid value")
   }
 }
+
+const describeMemo = memo(describeNode)
 
 // ---------------------------------------------------------------------------------------------------------------
 // walking the issue
@@ -391,4 +415,257 @@ export const fromIssue = (issue: ParseResult.ParseIssue): Array<Problem> => {
   walk(issue, [], undefined)
   if (dropped > 0) out.push({ path: "", message: `…and ${dropped} more problem${dropped === 1 ? "" : "s"}` })
   return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the common case, without the decoder
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * What {@link flatDecoder} says of an input: the decoded value, the problems, or undefined when it cannot tell
+ * and Effect's decoder must.
+ */
+export type Verdict = object | Array<Problem> | undefined
+
+/** A property's type, compiled: whether a value decodes to itself, and the line {@link fromIssue} gives if not. */
+interface Check {
+  /** True: the value decodes to itself; false: refused; undefined: a filter threw (the decoder throws the same). */
+  readonly test: (u: unknown) => boolean | undefined
+  /** The problem with a value `test` refused, worded as {@link fromIssue} words the decoder's issue for it. */
+  readonly explain: (u: unknown) => string
+  /** Whether the type holds `undefined`, so that a missing required property decodes (to `undefined`). */
+  readonly holdsUndefined: boolean
+}
+
+/**
+ * Decides the usual shape of tool parameters without Effect's decoder: an object (no index signatures) whose
+ * properties are strings, numbers, booleans, literals, `undefined`, refinements of those (a chain over one base;
+ * their own filters decide), or unions of those (nested or not), with no transformation, no message annotation and no parse
+ * options anywhere. What the decoder would give for such a schema is the input's own values, in the schema's
+ * property order, and its issues come in a fixed order (unknown keys first, then the properties) that
+ * {@link fromIssue} words in fixed ways: the verdict gives the same value, or the same problems, in a fraction of
+ * the time (and, for an input parsed from the model's text that has its keys in that order, no copy: `owned`
+ * says nobody else holds the input). Anything else (a nested object, an array, a `Date`, a symbol key) is left to the decoder: undefined
+ * for the schema, or for one input. A test checks that the two agree, value and wording, on generated inputs.
+ */
+export const flatDecoder = (
+  ast: AST.AST,
+  options: AST.ParseOptions
+): ((input: Record<string, unknown>, owned: boolean) => Verdict) | undefined => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) {
+    return undefined
+  }
+  if (!plain(ast)) return undefined
+  const names: Array<string> = []
+  const paths: Array<string> = []
+  const optional: Array<boolean> = []
+  const checks: Array<Check> = []
+  const types: Array<AST.AST> = []
+  for (const ps of ast.propertySignatures) {
+    if (typeof ps.name !== "string") return undefined
+    const check = compile(ps.type, options)
+    if (check === undefined) return undefined
+    names.push(ps.name)
+    paths.push(formatPath([ps.name]))
+    optional.push(ps.isOptional)
+    checks.push(check)
+    types.push(ps.type)
+  }
+  const known = new Set(names)
+  const unexpected = `unexpected property; the known properties are ${names.join(", ")}`
+  const hasOwn = Object.prototype.hasOwnProperty
+
+  /** The decoder's issues, in its order, once the input is known to fail; undefined where a filter threw. */
+  const problems = (input: Record<string, unknown>, keys: ReadonlyArray<string | symbol>): Verdict => {
+    const out: Array<Problem> = []
+    let dropped = 0
+    for (const key of keys) {
+      if (known.has(key as string)) continue
+      if (out.length < MAX_PROBLEMS) out.push({ path: formatPath([key]), message: unexpected })
+      else dropped++
+    }
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]
+      if (!hasOwn.call(input, name)) {
+        if (optional[i] || checks[i].holdsUndefined) continue
+        if (out.length < MAX_PROBLEMS) {
+          out.push({ path: paths[i], message: `missing required property, expected ${describe(types[i])}` })
+        } else dropped++
+        continue
+      }
+      const value = input[name]
+      const ok = checks[i].test(value)
+      if (ok === undefined) return undefined
+      if (ok) continue
+      if (out.length < MAX_PROBLEMS) out.push({ path: paths[i], message: checks[i].explain(value) })
+      else dropped++
+    }
+    if (dropped > 0) out.push({ path: "", message: `…and ${dropped} more problem${dropped === 1 ? "" : "s"}` })
+    return out
+  }
+
+  return (input, owned) => {
+    const keys = Reflect.ownKeys(input)
+    let excess = false
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k]
+      if (typeof key !== "string") return undefined
+      if (!known.has(key)) excess = true
+    }
+    if (excess) return problems(input, keys)
+    let inOrder = true
+    let next = 0
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]
+      if (!hasOwn.call(input, name)) {
+        if (optional[i]) continue
+        // a required property that is missing decodes when its type holds `undefined`, and the decoder then
+        // sets it to `undefined`: rare enough to leave to it
+        return checks[i].holdsUndefined ? undefined : problems(input, keys)
+      }
+      const ok = checks[i].test(input[name])
+      if (ok === undefined) return undefined
+      if (!ok) return problems(input, keys)
+      if (keys[next++] !== name) inOrder = false
+    }
+    // what the decoder gives is a copy in the schema's order: an input already in that order that nobody else
+    // holds (parsed here from the model's text) is that copy
+    if (owned && inOrder) return input
+    const output: Record<string, unknown> = {}
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]
+      if (hasOwn.call(input, name)) output[name] = input[name]
+    }
+    return output
+  }
+}
+
+/** No parse options, decoding fallback or message annotation on the node: the decoder reads none of them here. */
+const plain = (ast: AST.AST): boolean =>
+  ast.annotations[AST.ParseOptionsAnnotationId] === undefined &&
+  ast.annotations[AST.DecodingFallbackAnnotationId] === undefined &&
+  ast.annotations[AST.MessageAnnotationId] === undefined
+
+const got = (u: unknown): string => `, got ${preview(u)}`
+
+/** A keyword or literal: the decoder's issue is a `Type` on the node, worded as a mismatch. */
+const leaf = (ast: AST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "BooleanKeyword":
+      return (u) => typeof u === "boolean"
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    default:
+      return undefined
+  }
+}
+
+const compile = (ast: AST.AST, options: AST.ParseOptions): Check | undefined => {
+  if (!plain(ast)) return undefined
+  switch (ast._tag) {
+    case "Refinement":
+      return chain(ast, options)
+    case "Union": {
+      const members: Array<Check> = []
+      const nested: Array<Check> = []
+      const present: Array<Check> = []
+      for (const member of ast.types) {
+        const check = compile(member, options)
+        if (check === undefined) return undefined
+        members.push(check)
+        if (AST.isUnion(member)) nested.push(check)
+        if (!AST.isUndefinedKeyword(member)) present.push(check)
+      }
+      const expected = `expected ${describe(ast)}`
+      // fromIssue: a member union that failed is the one "deeper" issue it follows; else the members other than
+      // `undefined` (its `Type` issue is set aside when a value came), the one such member, or the union as a whole
+      const explain = nested.length === 1
+        ? nested[0].explain
+        : present.length === 1
+        ? present[0].explain
+        : (u: unknown) => expected + got(u)
+      return {
+        // members in order, the first that takes the value wins, as the decoder tries them
+        test: (u) => {
+          for (const member of members) {
+            const ok = member.test(u)
+            if (ok !== false) return ok
+          }
+          return false
+        },
+        explain,
+        holdsUndefined: members.some((member) => member.holdsUndefined)
+      }
+    }
+    default: {
+      const test = leaf(ast)
+      if (test === undefined) return undefined
+      const expected = `expected ${describe(ast)}`
+      return { test, explain: (u) => expected + got(u), holdsUndefined: AST.isUndefinedKeyword(ast) }
+    }
+  }
+}
+
+/**
+ * A chain of refinements over a keyword or literal. The decoder checks the base, then the filters from the
+ * innermost out, and stops at the first that refuses; {@link fromIssue} words a refusal by the outermost link as
+ * its author's message (a filter returning a string) or what the whole chain expects, a refusal further in as
+ * what the whole chain expects, and a base of the wrong type as what the outermost link that says more than its
+ * base type expects (else the base type).
+ */
+const chain = (outer: AST.Refinement, options: AST.ParseOptions): Check | undefined => {
+  const links: Array<AST.Refinement> = []
+  let base: AST.AST = outer
+  while (AST.isRefinement(base)) {
+    if (!plain(base)) return undefined
+    links.push(base)
+    base = base.from
+  }
+  const baseTest = plain(base) && !AST.isUndefinedKeyword(base) ? leaf(base) : undefined
+  if (baseTest === undefined) return undefined
+  let wrongType = `expected ${describe(base)}`
+  for (const link of links) {
+    const expected = refinementExpectation(link)
+    if (expected !== undefined) {
+      wrongType = `expected ${expected}`
+      break
+    }
+  }
+  const refused = `expected ${describeRefinement(outer)}`
+  /** Index of the link whose filter refuses (innermost first), -1 for none, -2 when one throws. */
+  const failing = (u: unknown): { readonly at: number; readonly issue: ParseResult.ParseIssue | undefined } => {
+    for (let k = links.length - 1; k >= 0; k--) {
+      let verdict: Option.Option<ParseResult.ParseIssue>
+      try {
+        verdict = links[k].filter(u, options, links[k])
+      } catch {
+        return { at: -2, issue: undefined }
+      }
+      if (Option.isSome(verdict)) return { at: k, issue: verdict.value }
+    }
+    return { at: -1, issue: undefined }
+  }
+  return {
+    test: (u) => {
+      if (!baseTest(u)) return false
+      const { at } = failing(u)
+      return at === -2 ? undefined : at === -1
+    },
+    explain: (u) => {
+      if (!baseTest(u)) return wrongType + got(u)
+      const { at, issue } = failing(u)
+      // the outermost link's own filter refused: its author's words when it gave some
+      if (at === 0 && issue !== undefined && issue._tag === "Type" && issue.message !== undefined) return issue.message
+      return refused + got(u)
+    },
+    holdsUndefined: false
+  }
 }

@@ -7,18 +7,28 @@
  * run in model order. Calls with no unfinished dependency join a ready list; `pump` starts ready calls while fewer
  * than `maxParallel` run (a call waiting for a key is not in the list, so it holds no slot).
  *
- * Each call is its own fiber, started from the batch's runtime and observed: its completion (however it ended)
- * emits `Finished`, releases its dependents and pumps again, synchronously, so the scheduling needs no fiber of its
- * own. Closing the batch's scope interrupts the running calls and waits for them, so every finalizer has run when
- * the stream ends or `run` returns.
+ * A call runs one of two ways. A call with something around its handler (`onStart`, permission, a span when a
+ * tracer is installed, a record when a recorder is) is an Effect that does all that, in a fiber of its own. A
+ * "bare" call (none of those) has its handler function called in the pump's stack: when it answers with a value
+ * (`Effect.succeed`, `Effect.fail` and `Effect.void` are `Exit`s) the call is finished there, with no fiber and no
+ * scheduling; any other effect runs in a fiber forked with the call context already set. Either way a fiber is
+ * started from the batch's runtime and observed: its completion (however it ended) emits `Finished`, releases its
+ * dependents and pumps again, synchronously, so the scheduling needs no fiber of its own, and one that never
+ * suspends has finished when `runFork` returns. Closing the batch's scope interrupts the running calls and waits
+ * for them, so every finalizer has run when the stream ends or `run` returns.
  *
- * Events go to one queue. When the consumer falls `EVENT_BUFFER` events behind, no new call starts and
- * `Tool.progress` waits, so events are never buffered without bound; `Finished` is never dropped. Progress that
- * lands after its call's `Finished` is dropped on the consumer side, where the order is already fixed.
+ * A call's state lives in arrays indexed by its place in the batch (a few bytes per call, no object per call), and
+ * its decoded parameters are dropped once it is done.
+ *
+ * Events go to one plain buffer, which the consumer's stream takes whole on each pull. When the consumer falls
+ * `EVENT_BUFFER` events behind, no new call starts and `Tool.progress` waits, so events are never buffered without
+ * bound; `Finished` is never dropped. Progress that lands after its call's `Finished` is dropped on the consumer
+ * side, where the order is already fixed.
  *
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
@@ -27,23 +37,25 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import type * as FiberId from "effect/FiberId"
 import * as FiberRefs from "effect/FiberRefs"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import { Recorder as RecorderTag } from "../Recorder.js"
 import type * as Tool from "../Tool.js"
 import { KernelId } from "../Tool.js"
 import type { ToolError } from "../ToolError.js"
-import { isToolError, ToolFailure, ToolInterrupted, ToolNotFound } from "../ToolError.js"
+import { isToolError, ToolFailure, ToolNotFound } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import type { ToolResult } from "../ToolResult.js"
 import type { Progress } from "./context.js"
+import { currentCall } from "./context.js"
 import type { Kernel } from "./tool.js"
 import * as Internal from "./tool.js"
 
@@ -166,24 +178,14 @@ const PENDING = 0
 const RUNNING = 1
 const DONE = 2
 
-/** A call that passed its checks, with its place in the dependency graph. */
-interface Prepared {
-  readonly kernel: Kernel
-  readonly params: unknown
-  readonly keys: ReadonlyArray<string>
-  /** Unfinished predecessors. */
-  pending: number
-  dependents: Array<number> | undefined
-  readyAt: number
-  startedAt: number
-  /** The last `partial` progress output, kept for `ToolInterrupted`; made when the call starts. */
-  partial: { value: unknown } | undefined
-}
-
 const emptyKeys: ReadonlyArray<string> = []
 
 /** The tracer every runtime has unless another is installed. */
 const nativeTracer = Effect.runSync(Effect.tracer)
+
+const endOfStream: Effect.Effect<never, Option.Option<never>> = Effect.fail(Option.none())
+
+const noPartial = (): unknown => undefined
 
 export const start = <Tools extends Tool.Any, RS>(
   toolkit: Toolkit.Toolkit<Tools>,
@@ -197,88 +199,116 @@ export const start = <Tools extends Tool.Any, RS>(
     // Spans cost about as much as a no-op call: made only when a tracer other than Effect's built-in one (which
     // exports nowhere) is installed.
     const traced = Context.get(services, Tracer.Tracer) !== nativeTracer
+    const onStart = options?.onStart
+    // A call needs no more than its handler when nothing is asked before it runs (`onStart`, permission), nothing
+    // observes it (a span), and nothing records its result: such a call starts without an Effect around it.
+    const bare = onStart === undefined && !traced && Option.isNone(Context.getOption(runtime.context, RecorderTag))
     const runFork = Runtime.runFork(runtime)
     const n = calls.length
-    const events = yield* Queue.unbounded<ToolEvent>()
+    const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
+    const timeout = options?.timeout === undefined ? undefined : Duration.decode(options.timeout)
+    const batchStart = clock.unsafeCurrentTimeMillis()
+
+    // A call's state is spread over arrays indexed by its place in the batch, rather than an object per call: a
+    // batch of 100,000 calls then holds a few bytes per call besides its decoded parameters, and no boxed numbers.
     const state = new Uint8Array(n)
-    const prepared: Array<Prepared | undefined> = new Array(n)
+    /** The call's tool; undefined for a call that never got past its checks. */
+    const kernels: Array<Kernel | undefined> = new Array(n)
+    /** Decoded parameters, dropped when the call is done with them. */
+    const params: Array<unknown> = new Array(n)
+    /** Resource keys, kept for the span's attributes only. */
+    const keysOf: Array<ReadonlyArray<string>> | undefined = traced ? new Array(n) : undefined
+    /** Unfinished predecessors. */
+    const pending = new Uint32Array(n)
+    const dependents: Array<Array<number> | undefined> = new Array(n)
+    /** When the call's predecessors were done (the batch's start for a call with none). */
+    const readyAt = new Float64Array(n).fill(batchStart)
+    /** When its handler started, -1 until then. */
+    const startedAt = new Float64Array(n).fill(-1)
+    /** The last `partial` progress output, kept for `ToolInterrupted`; made when the call starts in a fiber. */
+    const partials: Array<{ value: unknown } | undefined> = new Array(n)
     const outcomesOfInvalid: Array<Outcome | undefined> = new Array(n)
-    const running = new Map<number, Fiber.RuntimeFiber<Outcome>>()
+    const running = new Map<number, Fiber.RuntimeFiber<unknown, unknown>>()
     const ready: Array<number> = []
     let readyHead = 0
     let closed = false
-    const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
-    const timeout = options?.timeout === undefined ? undefined : Duration.decode(options.timeout)
-    const onStart = options?.onStart
-    const batchStart = clock.unsafeCurrentTimeMillis()
 
-    // -- scan: look up, check, compute keys; never waits ----------------------------------------------------
+    /** Call `i` waits for the earlier call `before`. */
+    const depend = (i: number, before: number): void => {
+      const waiting = dependents[before] ??= []
+      // several keys may name the same predecessor: count it once
+      if (waiting[waiting.length - 1] === i) return
+      waiting.push(i)
+      pending[i]++
+    }
+
+    // -- scan: look up, check, compute keys and the dependencies they make; never waits. Per key, each call
+    //    waits for the latest earlier call naming it; dependencies only point backwards, so no deadlock ---------
     let sequential = options?.sequential === true
     let available: ReadonlyArray<string> | undefined
+    const lastByKey = new Map<string, number>()
     for (let i = 0; i < n; i++) {
       const call = calls[i]
       const tool = toolkit.byName.get(call.name)
       if (tool === undefined) {
         available ??= toolkit.tools.map((t) => t.name)
-        outcomesOfInvalid[i] = Either.left(new ToolNotFound({ tool: call.name, available }))
+        const names = available
+        outcomesOfInvalid[i] = Either.left(
+          Internal.quietly(() => new ToolNotFound({ tool: call.name, available: names }, Internal.trusted))
+        )
         continue
       }
       if (tool.sequential) sequential = true
       const kernel = tool[KernelId]
       const checked = Internal.prepare(kernel, call.arguments)
       if (Either.isLeft(checked)) {
-        outcomesOfInvalid[i] = Either.left(checked.left)
+        outcomesOfInvalid[i] = checked as unknown as Outcome
         continue
       }
       const keys = Internal.resourcesOf(kernel, checked.right)
       if (Either.isLeft(keys)) {
-        outcomesOfInvalid[i] = Either.left(keys.left)
+        outcomesOfInvalid[i] = keys as unknown as Outcome
         continue
       }
-      prepared[i] = {
-        kernel,
-        params: checked.right,
-        keys: keys.right.length === 0 ? emptyKeys : keys.right,
-        pending: 0,
-        dependents: undefined,
-        readyAt: batchStart,
-        startedAt: -1,
-        partial: undefined
+      kernels[i] = kernel
+      params[i] = checked.right
+      if (keysOf !== undefined) keysOf[i] = keys.right.length === 0 ? emptyKeys : keys.right
+      for (const key of keys.right) {
+        const previous = lastByKey.get(key)
+        lastByKey.set(key, i)
+        if (previous !== undefined) depend(i, previous)
       }
     }
-
-    // -- dependencies: per key, each call waits for the latest earlier call naming it; a sequential batch is
-    //    one chain in model order ----------------------------------------------------------------------------
-    const lastByKey = new Map<string, number>()
-    let previousValid = -1
-    for (let i = 0; i < n; i++) {
-      const p = prepared[i]
-      if (p === undefined) continue
-      const depend = (before: number) => {
-        const predecessor = prepared[before]!
-        const dependents = predecessor.dependents ??= []
-        // several keys may name the same predecessor: count it once
-        if (dependents[dependents.length - 1] === i) return
-        dependents.push(i)
-        p.pending++
+    lastByKey.clear()
+    // a sequential batch is one chain in model order instead
+    if (sequential) {
+      pending.fill(0)
+      dependents.fill(undefined)
+      let previous = -1
+      for (let i = 0; i < n; i++) {
+        if (kernels[i] === undefined) continue
+        if (previous >= 0) depend(i, previous)
+        previous = i
       }
-      if (sequential) {
-        if (previousValid >= 0) depend(previousValid)
-        previousValid = i
-      } else {
-        for (const key of p.keys) {
-          const previous = lastByKey.get(key)
-          lastByKey.set(key, i)
-          if (previous !== undefined) depend(previous)
-        }
-      }
-      if (p.pending === 0) ready.push(i)
     }
+    for (let i = 0; i < n; i++) if (kernels[i] !== undefined && pending[i] === 0) ready.push(i)
     const slots = sequential ? 1 : maxParallel
+
+    // -- events: a plain buffer the consumer takes whole; it wakes the consumer when it was waiting ---------
+    let buffer: Array<ToolEvent> = []
+    let wakeConsumer: (() => void) | undefined
+    const emit = (event: ToolEvent): void => {
+      buffer.push(event)
+      if (wakeConsumer !== undefined) {
+        const wake = wakeConsumer
+        wakeConsumer = undefined
+        wake()
+      }
+    }
 
     // -- back-pressure ----------------------------------------------------------------------------------------
     const waitingForRoom: Array<() => void> = []
-    const roomForEvents = () => events.unsafeSize().pipe(Option.getOrElse(() => 0)) < EVENT_BUFFER
+    const roomForEvents = () => buffer.length < EVENT_BUFFER
     const waitForRoom: Effect.Effect<void> = Effect.async<void>((resume) => {
       if (roomForEvents()) return resume(Effect.void)
       const wake = () => resume(Effect.void)
@@ -289,32 +319,33 @@ export const start = <Tools extends Tool.Any, RS>(
       })
     })
 
-    // -- finishing a call: event, metrics, release dependents, pump ------------------------------------------
+    // -- finishing a call: event, metrics, release dependents -------------------------------------------------
     const finish = (i: number, outcome: Outcome): void => {
       state[i] = DONE
-      const p = prepared[i]
       const now = clock.unsafeCurrentTimeMillis()
-      const durationMillis = p === undefined || p.startedAt < 0 ? 0 : now - p.startedAt
-      events.unsafeOffer({ _tag: "Finished", index: i, call: calls[i], outcome, durationMillis })
+      const started = startedAt[i]
+      const durationMillis = started < 0 ? 0 : now - started
+      emit({ _tag: "Finished", index: i, call: calls[i], outcome, durationMillis })
       const tool = calls[i].name
       countOutcome(tool, outcome)
-      if (p === undefined) return
-      if (p.startedAt >= 0) metricsFor(tool).duration.unsafeUpdate(durationMillis, noTags)
+      if (kernels[i] === undefined) return
+      if (started >= 0) metricsFor(tool).duration.unsafeUpdate(durationMillis, noTags)
       // A call cancelled while it still waited for its turn holds its place in the chain until its own
       // predecessors are done, so the calls after it on a key never overlap the ones before it.
-      if (p.pending === 0) release(i, now)
+      if (pending[i] === 0) release(i, now)
     }
 
     /** Lets a finished call's dependents go, and forgets the call (a long batch keeps no finished calls). */
     const release = (i: number, now: number): void => {
-      const p = prepared[i]!
-      prepared[i] = undefined
-      if (p.dependents === undefined) return
-      for (const d of p.dependents) {
-        const dependent = prepared[d]!
-        if (--dependent.pending !== 0) continue
+      params[i] = undefined
+      partials[i] = undefined
+      const waiting = dependents[i]
+      if (waiting === undefined) return
+      dependents[i] = undefined
+      for (const d of waiting) {
+        if (--pending[d] !== 0) continue
         if (state[d] === PENDING) {
-          dependent.readyAt = now
+          readyAt[d] = now
           ready.push(d)
         } else {
           release(d, now)
@@ -322,31 +353,27 @@ export const start = <Tools extends Tool.Any, RS>(
       }
     }
 
-    const interrupted = (i: number): Outcome => {
-      const p = prepared[i]!
-      const partial = p.partial?.value
-      return Either.left(
-        new ToolInterrupted({ tool: p.kernel.name, ...(partial === undefined ? {} : { partial }) })
+    const interrupted = (i: number): Outcome =>
+      Either.left(Internal.interruptedOutcome(kernels[i]!.name, partials[i]?.value))
+
+    const reporter = (i: number) => (progress: Progress) =>
+      Effect.zipRight(
+        waitForRoom,
+        Effect.sync(() => emit({ _tag: "Progress", index: i, call: calls[i], progress }))
       )
-    }
 
     // -- one call, after its turn and its slot ---------------------------------------------------------------
+
+    /** A call with permission to ask, `onStart`, a span or a record: an Effect that does all that, then runs it. */
     const runCall = (i: number): Effect.Effect<Outcome, never, any> => {
-      const p = prepared[i]!
       const call = calls[i]
-      const kernel = p.kernel
-      const partial = p.partial = { value: undefined }
-      const onProgress = (progress: Progress) =>
-        Effect.zipRight(
-          waitForRoom,
-          Effect.sync(() => {
-            events.unsafeOffer({ _tag: "Progress", index: i, call, progress })
-          })
-        )
+      const kernel = kernels[i]!
+      const parameters = params[i]
+      const partial = partials[i] = { value: undefined }
       const handler = Effect.suspend(() => {
-        p.startedAt = clock.unsafeCurrentTimeMillis()
-        events.unsafeOffer({ _tag: "Started", index: i, call })
-        return Internal.runHandler(kernel, call.id, p.params, { timeout, onProgress, partial })
+        startedAt[i] = clock.unsafeCurrentTimeMillis()
+        emit({ _tag: "Started", index: i, call })
+        return Internal.runHandler(kernel, call.id, parameters, { timeout, onProgress: reporter(i), partial })
       })
       let body: Effect.Effect<Outcome, never, any> = handler
       if (onStart !== undefined) {
@@ -366,7 +393,7 @@ export const start = <Tools extends Tool.Any, RS>(
       if (kernel.permission !== undefined) {
         const afterPermission = body
         body = Effect.flatMap(
-          Internal.askPermission(kernel, call.id, p.params),
+          Internal.askPermission(kernel, call.id, parameters),
           (refused) => refused === undefined ? afterPermission : Effect.succeed(Either.left(refused))
         )
       }
@@ -383,7 +410,7 @@ export const start = <Tools extends Tool.Any, RS>(
           attributes: {
             "tool.name": kernel.name,
             "tool.call_id": call.id,
-            "tool.resource_keys": p.keys.join(",")
+            "tool.resource_keys": keysOf![i].join(",")
           },
           // a stack trace per call costs more than the call itself; the span's name and attributes locate it
           captureStackTrace: false
@@ -391,48 +418,80 @@ export const start = <Tools extends Tool.Any, RS>(
       )
     }
 
-    /** How a call's fiber ended, as its outcome. */
-    const complete = (i: number, exit: Exit.Exit<Outcome>): void => {
+    /** Watches a call's fiber: when it ends, however it ends, the call finishes and the next ones may start. */
+    const observe = <A>(
+      i: number,
+      fiber: Fiber.RuntimeFiber<A, unknown>,
+      outcomeOf: (exit: Exit.Exit<A, unknown>) => Outcome
+    ) => {
+      const exit = fiber.unsafePoll()
+      if (exit !== null) return settle(i, exit, outcomeOf)
+      running.set(i, fiber)
+      fiber.addObserver((exit) => {
+        running.delete(i)
+        settle(i, exit, outcomeOf)
+        pump()
+      })
+    }
+
+    const settle = <A>(i: number, exit: Exit.Exit<A, unknown>, outcomeOf: (exit: Exit.Exit<A, unknown>) => Outcome) => {
       if (state[i] === DONE) return
-      const p = prepared[i]!
-      finish(
-        i,
-        Exit.isSuccess(exit)
-          ? exit.value
-          : Cause.isInterruptedOnly(exit.cause)
-          ? interrupted(i)
-          : Internal.classify(p.kernel, exit, () => p.partial?.value)
-      )
+      // stopped from outside (cancel, the consumer leaving, the batch's scope closing)
+      finish(i, Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? interrupted(i) : outcomeOf(exit))
     }
 
     const launch = (i: number): void => {
       state[i] = RUNNING
-      const p = prepared[i]!
       // the wait for the call's keys: from the batch's start to the moment its predecessors on them were done
-      metricsFor(calls[i].name).wait.unsafeUpdate(p.readyAt - batchStart, noTags)
-      // The call starts at once, in this stack: a handler that never suspends has finished when `runFork`
-      // returns, with no scheduling round trip. One that suspends is observed; `pump` is a loop, not a recursion,
-      // so a long batch of synchronous calls never deepens the stack.
-      const fiber = runFork(runCall(i))
-      const exit = fiber.unsafePoll()
-      if (exit !== null) return complete(i, exit)
-      running.set(i, fiber)
-      fiber.addObserver((exit) => {
-        running.delete(i)
-        complete(i, exit)
-        pump()
-      })
+      metricsFor(calls[i].name).wait.unsafeUpdate(readyAt[i] - batchStart, noTags)
+      const kernel = kernels[i]!
+      if (!bare || kernel.permission !== undefined) {
+        return observe(i, runFork(runCall(i)), (exit) =>
+          Exit.isSuccess(exit) ? exit.value : Internal.classify(kernel, exit, () =>
+            partials[i]?.value))
+      }
+      // A bare call: the handler is called here, in the pump's stack. One that answers with a value (an
+      // `Effect.succeed`, `Effect.fail`) has finished: no fiber, no scheduling. One that must run starts as a fiber
+      // with its call context set from the start, and one that never suspends has finished when `runFork` returns.
+      // `pump` is a loop, not a recursion, so a long batch of synchronous calls never deepens the stack.
+      const call = calls[i]
+      startedAt[i] = clock.unsafeCurrentTimeMillis()
+      emit({ _tag: "Started", index: i, call })
+      const handler = Internal.callHandler(kernel, params[i])
+      if (Exit.isExit(handler)) {
+        return finish(i, Internal.classify(kernel, handler, noPartial))
+      }
+      const partial = partials[i] = { value: undefined }
+      const lastPartial = () =>
+        partial.value
+      const context = Internal.callContext(kernel, call.id, partial, reporter(i))
+      const inContext = {
+        updateRefs: (refs: FiberRefs.FiberRefs, fiberId: FiberId.Runtime) =>
+          FiberRefs.updateAs(refs, { fiberId, fiberRef: currentCall, value: context })
+      }
+      const limit = kernel.timeout ?? timeout
+      if (limit === undefined) {
+        return observe(i, runFork(handler, inContext), (exit) => Internal.classify(kernel, exit, lastPartial))
+      }
+      observe(i, runFork(Internal.underTimeout(handler, limit), inContext), (exit) =>
+        Exit.isSuccess(exit)
+          ? Internal.timedOutcome(kernel, exit.value, limit, lastPartial)
+          : Internal.classify(kernel, exit, lastPartial))
     }
 
     let pumping = false
     /** Starts ready calls while there is a free slot and the consumer keeps up. */
     const pump = (): void => {
-      if (closed || pumping) return
+      if (closed || pumping) {
+        return
+      }
       pumping = true
       try {
         while (running.size < slots && readyHead < ready.length && roomForEvents()) {
           const i = ready[readyHead++]
-          if (state[i] === PENDING) launch(i)
+          if (state[i] === PENDING) {
+            launch(i)
+          }
         }
         if (readyHead === ready.length && readyHead > 0) {
           ready.length = 0
@@ -445,22 +504,30 @@ export const start = <Tools extends Tool.Any, RS>(
 
     /** After the consumer took events: wake progress reporters and start what was held back. */
     const consumed = (): void => {
-      if (!roomForEvents()) return
+      if (!roomForEvents()) {
+        return
+      }
       const wake = waitingForRoom.splice(0, waitingForRoom.length)
-      for (const f of wake) f()
+      for (const f of wake) {
+        f()
+      }
       pump()
     }
 
     const cancel = (callId: string): Effect.Effect<void> =>
       Effect.suspend(() => {
-        const toInterrupt: Array<Fiber.RuntimeFiber<Outcome>> = []
+        const toInterrupt: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
         for (let i = 0; i < n; i++) {
-          if (calls[i].id !== callId) continue
+          if (calls[i].id !== callId) {
+            continue
+          }
           if (state[i] === PENDING) {
             finish(i, interrupted(i))
           } else if (state[i] === RUNNING) {
             const fiber = running.get(i)
-            if (fiber !== undefined) toInterrupt.push(fiber)
+            if (fiber !== undefined) {
+              toInterrupt.push(fiber)
+            }
           }
         }
         pump()
@@ -476,24 +543,50 @@ export const start = <Tools extends Tool.Any, RS>(
     )
     for (let i = 0; i < n; i++) {
       const outcome = outcomesOfInvalid[i]
-      if (outcome !== undefined) finish(i, outcome)
+      if (outcome !== undefined) {
+        finish(i, outcome)
+      }
     }
+    outcomesOfInvalid.length = 0
     pump()
 
+    // -- the consumer's side: takes everything buffered at once, drops progress that came after its call's
+    //    Finished, and ends with the last Finished ----------------------------------------------------------
     const seen = new Uint8Array(n)
     let delivered = 0
-    const stream: Stream.Stream<ToolEvent> = n === 0 ? Stream.empty : Stream.fromQueue(events).pipe(
-      Stream.mapChunks((chunk) => {
-        consumed()
-        return chunk
-      }),
-      Stream.filter((event) => {
-        if (event._tag !== "Finished") return seen[event.index] === 0
-        seen[event.index] = 1
-        return true
-      }),
-      Stream.takeUntil((event) => event._tag === "Finished" && ++delivered === n)
-    )
+    const waitForEvents: Effect.Effect<void> = Effect.async<void>((resume) => {
+      if (buffer.length > 0) {
+        return resume(Effect.void)
+      }
+      wakeConsumer = () => resume(Effect.void)
+      return Effect.sync(() => {
+        wakeConsumer = undefined
+      })
+    })
+    const take = (): Chunk.Chunk<ToolEvent> => {
+      const taken = buffer
+      buffer = []
+      let kept = 0
+      for (let k = 0; k < taken.length; k++) {
+        const event = taken[k]
+        if (event._tag === "Finished") {
+          seen[event.index] = 1
+          delivered++
+        } else if (seen[event.index] === 1) {
+          continue
+        }
+        taken[kept++] = event
+      }
+      taken.length = kept
+      consumed()
+      return Chunk.unsafeFromArray(taken)
+    }
+    const pull: Effect.Effect<Chunk.Chunk<ToolEvent>, Option.Option<never>> = Effect.suspend(() => {
+      if (delivered === n) return endOfStream
+      if (buffer.length > 0) return Effect.succeed(take())
+      return Effect.zipRight(waitForEvents, pull)
+    })
+    const stream: Stream.Stream<ToolEvent> = n === 0 ? Stream.empty : Stream.repeatEffectChunkOption(pull)
     return { events: stream, cancel }
   })
 

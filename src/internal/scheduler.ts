@@ -8,13 +8,16 @@
  * nothing else runs while it does. Arguments are checked before any of that. Interrupting a call's fiber anywhere
  * (while it waits or while it runs) releases its place at once.
  *
+ * `tryNow` is the way in for a call that can start at once (no keys, nothing to ask, a free slot): a handler that
+ * answers with a value is the outcome there and then, so a server answers such a call without a fiber.
+ *
  * @internal
  */
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
+import * as Exit from "effect/Exit"
+import * as Recorder from "../Recorder.js"
 import type * as Tool from "../Tool.js"
 import { KernelId } from "../Tool.js"
 import { ToolNotFound } from "../ToolError.js"
@@ -38,66 +41,210 @@ export interface Scheduler {
       readonly onStart?: (() => Effect.Effect<void>) | undefined
     }
   ) => Effect.Effect<Outcome, never, Tool.Requirements<T>>
+  /**
+   * Starts a call at once when nothing stands before its handler: no resource keys, no permission to ask, no
+   * recorder to write to, and a free slot. Its handler is called here; an answer that is a value (`Effect.succeed`,
+   * `Effect.fail`) is the call's outcome, with no fiber and no Effect around it, and so is a refusal (an unknown
+   * tool, invalid arguments). A handler whose effect must run gives that effect, which holds the call's slot until
+   * it ends: the caller runs it at once (in a fiber it observes, as `run`'s effect would be). Undefined when the call
+   * cannot start now: `run` it.
+   */
+  readonly tryNow: <T extends Tool.Any>(
+    toolkit: Toolkit.Toolkit<T>,
+    call: ToolCall,
+    options?: { readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined }
+  ) => Outcome | Effect.Effect<Outcome, never, Tool.Requirements<T>> | undefined
 }
+
+/**
+ * A call's place on its resource keys: done once the call has finished (or was interrupted), which lets the calls
+ * after it on those keys go. Lighter than a `Deferred`: a flag and the callbacks of the calls waiting for it.
+ */
+interface Turn {
+  done: boolean
+  readonly waiting: Set<() => void>
+}
+
+const endTurn = (turn: Turn): void => {
+  turn.done = true
+  for (const wake of turn.waiting) wake()
+  turn.waiting.clear()
+}
+
+const awaitTurn = (turn: Turn): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (turn.done) return resume(Effect.void)
+    const wake = () => resume(Effect.void)
+    turn.waiting.add(wake)
+    return Effect.sync(() => {
+      turn.waiting.delete(wake)
+    })
+  })
+
+/**
+ * The `maxParallel` slots. Effect's `Semaphore` does the same job, but costs more than a no-op call through an MCP
+ * server: its `take` suspends through `asyncInterrupt` even when a permit is free, and each release schedules a
+ * task. Here a free slot is taken synchronously, and a release hands the slots over to waiting calls in the order
+ * they came (a call that needs more slots than are free does not hold back one behind it that fits, as with
+ * Effect's semaphore). A waiting call that is interrupted after slots were handed to it gives them back.
+ */
+interface Slots {
+  readonly withSlots: (n: number) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Takes `n` slots now if they are free, without waiting behind anyone. */
+  readonly tryTake: (n: number) => boolean
+  /** Gives back slots taken with `tryTake`. */
+  readonly giveBack: (n: number) => void
+}
+
+interface Waiter {
+  readonly n: number
+  granted: boolean
+  readonly resume: () => void
+}
+
+const makeSlots = (size: number): Slots => {
+  let free = size
+  const waiters = new Set<Waiter>()
+  const handOver = (): void => {
+    for (const waiter of waiters) {
+      if (free <= 0) return
+      if (waiter.n > free) continue
+      free -= waiter.n
+      waiter.granted = true
+      waiters.delete(waiter)
+      waiter.resume()
+    }
+  }
+  const giveBack = (n: number): void => {
+    free += n
+    if (waiters.size > 0) handOver()
+  }
+  const release = (n: number) => Effect.sync(() => giveBack(n))
+  const wait = (n: number): Effect.Effect<void> =>
+    Effect.async<void>((resume) => {
+      const waiter: Waiter = { n, granted: false, resume: () => resume(Effect.void) }
+      waiters.add(waiter)
+      return Effect.sync(() => {
+        // interrupted while waiting: out of the line, or, if slots were just handed over, give them back
+        if (waiters.delete(waiter) || !waiter.granted) return
+        free += n
+        handOver()
+      })
+    })
+  return {
+    tryTake: (n) => {
+      // calls already waiting keep their turn
+      if (free < n || waiters.size > 0) return false
+      free -= n
+      return true
+    },
+    giveBack,
+    withSlots: (n) => (self) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          const body = Effect.ensuring(restore(self), release(n))
+          if (free >= n) {
+            free -= n
+            return body
+          }
+          return Effect.zipRight(restore(wait(n)), body)
+        })
+      )
+  }
+}
+
+const notFound = (toolkit: Toolkit.Toolkit<Tool.Any>, call: ToolCall): Outcome =>
+  Either.left(
+    Internal.quietly(() =>
+      new ToolNotFound({ tool: call.name, available: toolkit.tools.map((t) => t.name) }, Internal.trusted)
+    )
+  )
+
+const noPartial = (): unknown => undefined
 
 export const make = (options?: {
   readonly maxParallel?: number | undefined
   readonly timeout?: Duration.DurationInput | undefined
 }): Effect.Effect<Scheduler> =>
-  Effect.map(
-    Effect.makeSemaphore(Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))),
-    (slots) => {
-      const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
-      const timeout = options?.timeout === undefined ? undefined : Duration.decode(options.timeout)
-      /** The latest call on each key; removed when that call is done and nothing came after it. */
-      const tails = new Map<string, Deferred.Deferred<void>>()
+  Effect.map(Effect.serviceOption(Recorder.Recorder), (recorder) => {
+    /** With a recorder, every result is looked at for details to record: no call starts without an Effect. */
+    const recording = recorder._tag === "Some"
+    const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
+    const slots = makeSlots(maxParallel)
+    const timeout = options?.timeout === undefined ? undefined : Duration.decode(options.timeout)
+    /** The latest call on each key; removed when that call is done and nothing came after it. */
+    const tails = new Map<string, Turn>()
 
-      const run: Scheduler["run"] = (toolkit, call, runOptions) =>
-        Effect.suspend(() => {
-          const tool = toolkit.byName.get(call.name)
-          if (tool === undefined) {
-            return Effect.succeed(
-              Either.left(new ToolNotFound({ tool: call.name, available: toolkit.tools.map((t) => t.name) }))
-            )
-          }
-          const kernel = tool[KernelId]
-          const checked = Internal.prepare(kernel, call.arguments)
-          if (Either.isLeft(checked)) return Effect.succeed(Either.left(checked.left))
-          const keys = Internal.resourcesOf(kernel, checked.right)
-          if (Either.isLeft(keys)) return Effect.succeed(Either.left(keys.left))
-          const params = checked.right
+    const run: Scheduler["run"] = (toolkit, call, runOptions) =>
+      Effect.suspend(() => {
+        const tool = toolkit.byName.get(call.name)
+        if (tool === undefined) return Effect.succeed(notFound(toolkit, call))
+        const kernel = tool[KernelId]
+        const checked = Internal.prepare(kernel, call.arguments)
+        if (Either.isLeft(checked)) return Effect.succeed(Either.left(checked.left))
+        const keys = Internal.resourcesOf(kernel, checked.right)
+        if (Either.isLeft(keys)) return Effect.succeed(Either.left(keys.left))
+        const params = checked.right
 
-          // take our place on each key now, in arrival order
-          const mine = Deferred.unsafeMake<void>(FiberId.none)
-          const predecessors = new Set<Deferred.Deferred<void>>()
-          for (const key of keys.right) {
-            const previous = tails.get(key)
-            if (previous !== undefined) predecessors.add(previous)
-            tails.set(key, mine)
-          }
-          const leave = Effect.sync(() => {
-            for (const key of keys.right) if (tails.get(key) === mine) tails.delete(key)
-            Deferred.unsafeDone(mine, Effect.void)
-          })
-
-          const body = Effect.gen(function*() {
-            if (runOptions?.onStart !== undefined) yield* runOptions.onStart()
-            const refused = yield* Internal.askPermission(kernel, call.id, params)
-            if (refused !== undefined) return Either.left(refused) as Outcome
-            const outcome = yield* Internal.runHandler(kernel, call.id, params, {
-              timeout,
-              onProgress: runOptions?.onProgress
-            })
-            yield* Internal.recordDetails(call.id, kernel.name, outcome)
-            return outcome
-          })
-          const inSlot = slots.withPermits(tool.sequential ? maxParallel : 1)(body)
-          const afterTurn = predecessors.size === 0
-            ? inSlot
-            : Effect.zipRight(Effect.forEach(predecessors, Deferred.await, { discard: true }), inSlot)
-          return Effect.ensuring(afterTurn, leave)
+        // the call once it has its turn and its slot: onStart, permission, the handler, the record
+        let body: Effect.Effect<Outcome, never, any> = Internal.runHandler(kernel, call.id, params, {
+          timeout,
+          onProgress: runOptions?.onProgress
         })
+        if (kernel.permission !== undefined) {
+          const allowed = body
+          body = Effect.flatMap(
+            Internal.askPermission(kernel, call.id, params),
+            (refused) => (refused === undefined ? allowed : Effect.succeed(Either.left(refused)))
+          )
+        }
+        if (runOptions?.onStart !== undefined) body = Effect.zipRight(runOptions.onStart(), body)
+        body = Effect.flatMap(body, (outcome) =>
+          Either.isRight(outcome) && Recorder.isRecordable(outcome.right.details)
+            ? Effect.as(Internal.recordDetails(call.id, kernel.name, outcome), outcome)
+            : Effect.succeed(outcome))
+        const inSlot = slots.withSlots(tool.sequential ? maxParallel : 1)(body)
+        if (keys.right.length === 0) return inSlot
 
-      return { run }
+        // take our place on each key now, in arrival order
+        const mine: Turn = { done: false, waiting: new Set() }
+        const predecessors: Array<Turn> = []
+        for (const key of keys.right) {
+          const previous = tails.get(key)
+          if (previous !== undefined && !predecessors.includes(previous)) predecessors.push(previous)
+          tails.set(key, mine)
+        }
+        const leave = Effect.sync(() => {
+          for (const key of keys.right) if (tails.get(key) === mine) tails.delete(key)
+          endTurn(mine)
+        })
+        const afterTurn = predecessors.length === 0
+          ? inSlot
+          : Effect.zipRight(Effect.forEach(predecessors, awaitTurn, { discard: true }), inSlot)
+        return Effect.ensuring(afterTurn, leave)
+      })
+
+    const tryNow: Scheduler["tryNow"] = (toolkit, call, nowOptions) => {
+      const tool = toolkit.byName.get(call.name)
+      if (tool === undefined) return notFound(toolkit, call)
+      const kernel = tool[KernelId]
+      if (kernel.permission !== undefined || recording) return undefined
+      const checked = Internal.prepare(kernel, call.arguments)
+      if (Either.isLeft(checked)) return Either.left(checked.left)
+      const keys = Internal.resourcesOf(kernel, checked.right)
+      if (Either.isLeft(keys)) return Either.left(keys.left)
+      const need = tool.sequential ? maxParallel : 1
+      if (keys.right.length > 0 || !slots.tryTake(need)) return undefined
+      const handler = Internal.callHandler(kernel, checked.right)
+      if (Exit.isExit(handler)) {
+        slots.giveBack(need)
+        return Internal.classify(kernel, handler, noPartial)
+      }
+      return Effect.ensuring(
+        Internal.continueHandler(kernel, call.id, handler, { timeout, onProgress: nowOptions?.onProgress }),
+        Effect.sync(() => slots.giveBack(need))
+      )
     }
-  )
+
+    return { run, tryNow }
+  })

@@ -3,7 +3,8 @@
  *
  * `serve` reads request lines, runs each call through the long-lived scheduler (so resource keys and
  * `maxParallel` hold across requests, in arrival order) in a fiber of its own kept in a `FiberSet`, and writes
- * each answer as one whole line under a one-permit semaphore. End of input waits for the set to empty; a line that
+ * each answer as one whole line through a {@link lineWriter} (answers that come while a write is in flight go out
+ * together in the next write). End of input waits for the set to empty; a line that
  * is not JSON stops the reading, waits the same way, then fails; a write that fails fails everything at once.
  *
  * `connect` spawns the provider in a process group of its own, reads the header through a line splitter with no
@@ -204,6 +205,52 @@ const answerLine = (callId: string, content: unknown): string => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// writing lines
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Writes lines so that the lines sent while a write is in flight go out together in the next one. A write to a
+ * pipe is a system call that wakes the reader, and costs more than answering a no-op call: under load one write
+ * carries a burst of lines instead of one each. A line sent while nothing is being written goes out at once, so a
+ * lone call waits for nothing; lines go out in the order they were sent, each whole. A line whose sender is
+ * interrupted before its write starts is not written; every sender in a write that fails gets its error.
+ */
+export const lineWriter = <E>(
+  runtime: Runtime.Runtime<never>,
+  write: (text: string) => Effect.Effect<void, E>
+): (line: string) => Effect.Effect<void, E> => {
+  interface Queued {
+    readonly line: string
+    readonly done: (exit: Exit.Exit<void, E>) => void
+    dropped: boolean
+  }
+  const runFork = Runtime.runFork(runtime)
+  let queued: Array<Queued> = []
+  let writing = false
+  const next = (): void => {
+    const batch = queued.filter((entry) => !entry.dropped)
+    queued = []
+    writing = batch.length > 0
+    if (!writing) return
+    let text = batch[0].line
+    for (let i = 1; i < batch.length; i++) text += batch[i].line
+    runFork(write(text)).addObserver((exit) => {
+      for (const entry of batch) entry.done(exit)
+      next()
+    })
+  }
+  return (line) =>
+    Effect.async<void, E>((resume) => {
+      const entry: Queued = { line, done: resume, dropped: false }
+      queued.push(entry)
+      if (!writing) next()
+      return Effect.sync(() => {
+        entry.dropped = true
+      })
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // serve
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -344,9 +391,9 @@ export const serve = <Tools extends Tool.Any>(
   const program = Effect.scoped(Effect.gen(function*() {
     if (onProcessStdout) yield* guardProcessStdout
     const scheduler = yield* Scheduler.make({ maxParallel: options?.maxParallel, timeout: options?.timeout })
-    const writing = yield* Effect.makeSemaphore(1)
+    const write = lineWriter(yield* Effect.runtime<never>(), (text) => Effect.suspend(() => output(text)))
     const send = (text: string): Effect.Effect<void, StdioProviderError> =>
-      writing.withPermits(1)(Effect.suspend(() => output(text))).pipe(
+      write(text).pipe(
         Effect.mapError((error) =>
           new StdioProviderError({
             reason: "Output",
@@ -382,12 +429,18 @@ export const serve = <Tools extends Tool.Any>(
             FiberSet.run(inFlight, send(answerLine(request.id, `${ERROR_PREFIX}malformed request: ${request.reason}`)))
           )
         case "Call": {
-          const run = scheduler.run(toolkit, { id: request.id, name: request.name, arguments: request.args })
-          const call = Effect.flatMap(
+          const call = { id: request.id, name: request.name, arguments: request.args }
+          // a call that can start now and answers with a value needs no fiber of its own, only its answer written
+          const now = scheduler.tryNow(toolkit, call)
+          if (now !== undefined && Either.isEither(now)) {
+            return Effect.asVoid(FiberSet.run(inFlight, send(answerLine(request.id, toContent(now)))))
+          }
+          const run = now ?? scheduler.run(toolkit, call)
+          const answered = Effect.flatMap(
             request.dir === undefined ? run : Effect.locally(run, currentDirectory, request.dir),
             (outcome) => send(answerLine(request.id, toContent(outcome)))
           )
-          return Effect.asVoid(FiberSet.run(inFlight, call))
+          return Effect.asVoid(FiberSet.run(inFlight, answered))
         }
       }
     }
@@ -532,6 +585,7 @@ const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderEr
       )
     )
     const runtime = yield* Effect.runtime<never>()
+    const writeLine = lineWriter(runtime, child.write)
     const log = (effect: Effect.Effect<void>): void =>
       Runtime.runSync(runtime)(Effect.annotateLogs(effect, "stdio_provider", label))
 
@@ -680,7 +734,7 @@ const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderEr
             function: { name, arguments: JSON.stringify(args) },
             context: { dir }
           }) + "\n"
-          yield* child.write(line).pipe(
+          yield* writeLine(line).pipe(
             // the exit (with its status and stderr) is the better reason, when it comes
             Effect.catchAll((error) =>
               Effect.raceFirst(

@@ -7,7 +7,7 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -32,7 +32,7 @@ import {
 import * as ToolResult from "../ToolResult.js"
 import * as Ajv from "./ajv.js"
 import type { Problem } from "./argumentProblems.js"
-import { fromIssue, preview } from "./argumentProblems.js"
+import { flatDecoder, fromIssue, preview } from "./argumentProblems.js"
 import * as Arguments from "./arguments.js"
 import type { Annotations, CallContext, Progress } from "./context.js"
 import { currentCall } from "./context.js"
@@ -44,8 +44,11 @@ export interface Kernel {
   readonly annotations: Annotations
   readonly strict: boolean
   readonly timeout: Duration.Duration | undefined
-  /** Arguments object -> decoded parameters, or the problems. Never throws. */
-  readonly decode: (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>>
+  /**
+   * Arguments object -> decoded parameters, or the problems. Never throws. `owned`: the object was parsed from the
+   * model's text and nobody else holds it, so a decoder that would copy it unchanged may hand it over instead.
+   */
+  readonly decode: (args: Record<string, unknown>, owned?: boolean) => Either.Either<unknown, Array<Problem>>
   readonly handle: (params: unknown) => Effect.Effect<unknown, unknown, any>
   /** Handler output -> result (or a defect, naming the tool, when it cannot be rendered). */
   readonly toResult: (output: unknown, tool: string) => Either.Either<ToolResult.ToolResult, ToolError>
@@ -56,23 +59,57 @@ export interface Kernel {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// errors as values
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Makes an error value of ours: no stack is captured (a `ToolError` is an outcome, and its stack would point into
+ * the executor, never at what went wrong: that is in its fields, or its `cause`). Capturing one costs more than a
+ * no-op call; an invalid batch makes one error per call.
+ */
+export const quietly = <A>(make: () => A): A => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return make()
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
+/**
+ * The `disableValidation` option of a `Schema.Class` constructor: the fields are ours and known to match, and
+ * validating them re-derives the class's schema on every construction.
+ */
+export const trusted = true
+
+// ---------------------------------------------------------------------------------------------------------------
 // decoding
 // ---------------------------------------------------------------------------------------------------------------
 
 const tooDeep: Array<Problem> = [{ path: "", message: "arguments are nested too deeply to check" }]
 
+const parseOptions: AST.ParseOptions = { errors: "all", onExcessProperty: "error" }
+
 /** A decoder for a Schema-backed tool: all problems listed, unknown properties refused (as the schema says). */
 export const schemaDecoder = (
   schema: Schema.Schema<any, any, never>,
   strict: boolean
-): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
-  const decode = ParseResult.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })
+): (args: Record<string, unknown>, owned?: boolean) => Either.Either<unknown, Array<Problem>> => {
+  const decode = ParseResult.decodeUnknownEither(schema, parseOptions)
+  const flat = flatDecoder(schema.ast, parseOptions)
   // the schema's own AST, not `AST.encodedAST`: that builds new nodes on every `Suspend`, which would defeat the
   // memo that stops the walk on a recursive schema (`nullToAbsent` follows transformations to their encoded side)
   const normalize = strict ? nullToAbsent(schema.ast) : undefined
-  return (args) => {
+  return (args, owned = false) => {
     try {
-      const result = decode(normalize === undefined ? args : normalize(args))
+      const input = normalize === undefined ? args : normalize(args)
+      if (flat !== undefined && typeof input === "object" && input !== null) {
+        // a copy made by `normalize` is ours as well
+        const verdict = flat(input as Record<string, unknown>, owned || input !== args)
+        if (verdict !== undefined) return Array.isArray(verdict) ? Either.left(verdict) : Either.right(verdict)
+      }
+      const result = decode(input)
       // a Right is returned as is (no allocation on the hot path); only a failure is formatted
       return Either.isRight(result)
         ? result as unknown as Either.Either<unknown, Array<Problem>>
@@ -227,7 +264,10 @@ export const reasonOf = (defect: unknown): string => {
 }
 
 const defect = (tool: string, reason: string, error: unknown): ToolError =>
-  new ToolDefect({ tool, reason, cause: Cause.die(error) })
+  quietly(() => new ToolDefect({ tool, reason, cause: Cause.die(error) }, trusted))
+
+/** The result of a handler that gave nothing: one for all, as results are immutable values. */
+const emptyResult: Either.Either<ToolResult.ToolResult, ToolError> = Either.right(ToolResult.text(""))
 
 /** Output mapping as DESIGN states: string, ToolResult, content parts, nothing, or JSON. */
 export const outputMapper = (
@@ -236,7 +276,7 @@ export const outputMapper = (
   const encode = success === undefined ? undefined : ParseResult.encodeUnknownEither(success, { errors: "all" })
   const mapValue = (value: unknown, tool: string): Either.Either<ToolResult.ToolResult, ToolError> => {
     if (typeof value === "string") return Either.right(ToolResult.text(value))
-    if (value === undefined || value === null) return Either.right(ToolResult.text(""))
+    if (value === undefined || value === null) return emptyResult
     if (Array.isArray(value) && value.length > 0 && value.every(ToolResult.isContent)) {
       return Either.right(ToolResult.parts(value))
     }
@@ -328,7 +368,8 @@ export const prepare = (kernel: Kernel, args: unknown): Either.Either<unknown, T
   if (Arguments.isProblems(parsed)) return Either.left(invalid(kernel.name, parsed))
   let decoded: Either.Either<unknown, Array<Problem>>
   try {
-    decoded = kernel.decode(parsed)
+    // parsed from text (or made up for no arguments): nobody else holds it
+    decoded = kernel.decode(parsed, parsed !== args)
   } catch (error) {
     return Either.left(defect(kernel.name, `checking the arguments failed: ${reasonOf(error)}`, error))
   }
@@ -338,7 +379,7 @@ export const prepare = (kernel: Kernel, args: unknown): Either.Either<unknown, T
 }
 
 const invalid = (tool: string, problems: ReadonlyArray<Problem>): InvalidArguments =>
-  new InvalidArguments({ tool, problems: problems.map((p) => new ArgumentProblem(p)) })
+  quietly(() => new InvalidArguments({ tool, problems: problems.map((p) => new ArgumentProblem(p, trusted)) }, trusted))
 
 /** The resource keys of a prepared call; a throwing key function is a defect of that call. */
 export const resourcesOf = (kernel: Kernel, params: unknown): Either.Either<ReadonlyArray<string>, ToolError> => {
@@ -365,23 +406,27 @@ export const classify = (
     try {
       message = kernel.failureMessage(error)
     } catch (thrown) {
-      return Either.left(
+      return Either.left(quietly(() =>
         new ToolDefect({
           tool: kernel.name,
           reason: `rendering its error failed: ${reasonOf(thrown)}`,
           cause: Cause.sequential(cause, Cause.die(thrown))
-        })
-      )
+        }, trusted)
+      ))
     }
-    return Either.left(new ToolFailure({ tool: kernel.name, message, error }))
+    return Either.left(quietly(() => new ToolFailure({ tool: kernel.name, message, error }, trusted)))
   }
   const died = Cause.dieOption(cause)
   if (Option.isSome(died)) {
-    return Either.left(new ToolDefect({ tool: kernel.name, reason: reasonOf(died.value), cause }))
+    const reason = reasonOf(died.value)
+    return Either.left(quietly(() => new ToolDefect({ tool: kernel.name, reason, cause }, trusted)))
   }
-  const p = partial()
-  return Either.left(new ToolInterrupted({ tool: kernel.name, ...(p === undefined ? {} : { partial: p }) }))
+  return Either.left(interruptedOutcome(kernel.name, partial()))
 }
+
+/** A call stopped before it finished, with the last partial output it reported. */
+export const interruptedOutcome = (tool: string, partial: unknown): ToolInterrupted =>
+  quietly(() => new ToolInterrupted({ tool, ...(partial === undefined ? {} : { partial }) }, trusted))
 
 /** Asks permission for a call whose tool declares it. `undefined` means go ahead. */
 export const askPermission = (
@@ -427,30 +472,85 @@ export const askPermission = (
         // a requester that dies (a prompt that crashed) fails this call, never the caller: `execute` never dies
         const died = Cause.dieOption(asked.cause)
         if (Option.isSome(died)) {
-          return new ToolDefect({
-            tool: kernel.name,
-            reason: `asking for permission failed: ${reasonOf(died.value)}`,
-            cause: asked.cause
-          })
+          const reason = `asking for permission failed: ${reasonOf(died.value)}`
+          return quietly(() => new ToolDefect({ tool: kernel.name, reason, cause: asked.cause }, trusted))
         }
         const outcome = classify(kernel, asked, () => undefined)
         return Either.isLeft(outcome) ? outcome.left : undefined
       }
       const decision = asked.value
       if (decision._tag === "Allow") return undefined
-      return new PermissionDenied({
-        tool: kernel.name,
-        description,
-        ...(decision.reason === undefined ? {} : { reason: decision.reason })
-      })
+      return quietly(() =>
+        new PermissionDenied({
+          tool: kernel.name,
+          description,
+          ...(decision.reason === undefined ? {} : { reason: decision.reason })
+        }, trusted)
+      )
     })
   })
 }
 
+/** The context a handler runs in: what `Tool.progress` and `Tool.currentCall` read. */
+export const callContext = (
+  kernel: Kernel,
+  callId: string,
+  partial: { value: unknown },
+  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+): CallContext => ({
+  id: callId,
+  name: kernel.name,
+  annotations: kernel.annotations,
+  report: (progress) => {
+    if (progress.partial !== undefined) partial.value = progress.partial
+    return onProgress === undefined ? Effect.void : onProgress(progress)
+  }
+})
+
+/**
+ * Calls the handler function with a prepared call's parameters. What it returns may already be the outcome: an
+ * `Effect.succeed`, `Effect.void` or `Effect.fail` value *is* an `Exit`, and needs no fiber to run; a function that
+ * throws gives the same defect `Effect.suspend` would. A function cannot read the call context (a `FiberRef`)
+ * while it builds its effect, only the effect when it runs, so calling it outside the context changes nothing.
+ */
+export const callHandler = (kernel: Kernel, params: unknown): Effect.Effect<unknown, unknown, any> => {
+  try {
+    return kernel.handle(params)
+  } catch (error) {
+    return Exit.die(error)
+  }
+}
+
+/** A value no handler can produce: identity tells a timeout apart from any exit. */
+const timedOut: Exit.Exit<unknown, unknown> = Exit.die(Symbol.for("effect-agent-tools/timedOut"))
+
+/** A handler's effect under a timeout: it gives the handler's exit, or `timedOut` once the time is up. */
+export const underTimeout = (
+  handler: Effect.Effect<unknown, unknown, any>,
+  timeout: Duration.Duration
+): Effect.Effect<Exit.Exit<unknown, unknown>, never, any> =>
+  Effect.timeoutTo(Effect.exit(handler), {
+    duration: timeout,
+    onSuccess: (exit) => exit,
+    onTimeout: () => timedOut
+  })
+
+/** The outcome of a handler run {@link underTimeout}. */
+export const timedOutcome = (
+  kernel: Kernel,
+  exit: Exit.Exit<unknown, unknown>,
+  timeout: Duration.Duration,
+  partial: () => unknown
+): Either.Either<ToolResult.ToolResult, ToolError> =>
+  exit === timedOut
+    ? Either.left(quietly(() => new ToolTimeout({ tool: kernel.name, timeout }, trusted)))
+    : classify(kernel, exit, partial)
+
 /**
  * Runs a prepared call's handler in its call context, under its timeout, and classifies the outcome. Interruption
  * of the handler by itself becomes `ToolInterrupted`; interruption from outside propagates (the executor turns it
- * into the call's `ToolInterrupted` with the last partial output).
+ * into the call's `ToolInterrupted` with the last partial output). A handler that answers with a value (see
+ * {@link callHandler}) is classified at once, with no context to set and no timeout to race.
  */
 export const runHandler = (
   kernel: Kernel,
@@ -462,38 +562,36 @@ export const runHandler = (
     /** Where the last `partial` output is kept, so an interruption from outside can still report it. */
     readonly partial?: { value: unknown } | undefined
   }
+): Effect.Effect<Either.Either<ToolResult.ToolResult, ToolError>, never, any> =>
+  Effect.suspend(() => {
+    const handler = callHandler(kernel, params)
+    if (Exit.isExit(handler)) return Effect.succeed(classify(kernel, handler, noPartial))
+    return continueHandler(kernel, callId, handler, options)
+  })
+
+/** The rest of {@link runHandler} for a handler whose effect must run: its context, its timeout, its outcome. */
+export const continueHandler = (
+  kernel: Kernel,
+  callId: string,
+  handler: Effect.Effect<unknown, unknown, any>,
+  options: {
+    readonly timeout?: Duration.Duration | undefined
+    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+    readonly partial?: { value: unknown } | undefined
+  }
 ): Effect.Effect<Either.Either<ToolResult.ToolResult, ToolError>, never, any> => {
   const partial = options.partial ?? { value: undefined }
-  const onProgress = options.onProgress
-  const context: CallContext = {
-    id: callId,
-    name: kernel.name,
-    annotations: kernel.annotations,
-    report: (progress) => {
-      if (progress.partial !== undefined) partial.value = progress.partial
-      return onProgress === undefined ? Effect.void : onProgress(progress)
-    }
-  }
+  const context = callContext(kernel, callId, partial, options.onProgress)
+  const lastPartial = () => partial.value
+  const inContext = Effect.locally(handler, currentCall, context)
   const timeout = kernel.timeout ?? options.timeout
-  let handler: Effect.Effect<Exit.Exit<unknown, unknown>, never, any> = Effect.exit(
-    Effect.locally(Effect.suspend(() => kernel.handle(params)), currentCall, context)
-  )
   if (timeout === undefined) {
-    return Effect.map(handler, (exit) => classify(kernel, exit, () => partial.value))
+    return Effect.map(Effect.exit(inContext), (exit) => classify(kernel, exit, lastPartial))
   }
-  handler = Effect.timeoutTo(handler, {
-    duration: timeout,
-    onSuccess: (exit) => exit,
-    onTimeout: () => timedOut
-  })
-  return Effect.map(handler, (exit) =>
-    exit === timedOut
-      ? Either.left(new ToolTimeout({ tool: kernel.name, timeout: Duration.decode(timeout) }))
-      : classify(kernel, exit, () => partial.value))
+  return Effect.map(underTimeout(inContext, timeout), (exit) => timedOutcome(kernel, exit, timeout, lastPartial))
 }
 
-/** A value no handler can produce: identity tells a timeout apart from any exit. */
-const timedOut: Exit.Exit<unknown, unknown> = Exit.die(Symbol.for("effect-agent-tools/timedOut"))
+const noPartial = (): unknown => undefined
 
 /**
  * Records a successful result's recordable `details` once more as the call ends (phase `"end"`). The side effect
