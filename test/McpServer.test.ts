@@ -8,7 +8,19 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Context, Deferred, Effect, Either, Exit, Fiber, Option, Schema, type Scope, SubscriptionRef } from "effect"
+import {
+  Context,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  Option,
+  Schema,
+  type Scope,
+  SubscriptionRef,
+  Tracer
+} from "effect"
 import { PassThrough } from "node:stream"
 import { vi } from "vitest"
 import { Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
@@ -55,6 +67,12 @@ const everyPart: ReadonlyArray<ToolResult.Content> = [
 const Parts = Tool.make("parts", {
   description: "Every kind of content part",
   handler: () => Effect.succeed(ToolResult.parts(everyPart))
+})
+
+/** Answers from an effect that must run (a fiber), unlike the handlers above that answer with a value. */
+const Greet = Tool.make("greet", {
+  description: "Greet",
+  handler: () => Effect.as(Effect.yieldNow(), "hello")
 })
 
 const Lookup = Tool.make("lookup", {
@@ -297,6 +315,33 @@ describe("McpServer", () => {
         })
         const { client } = yield* connected(Toolkit.make(Greet)).pipe(Effect.provideService(Greeting, "hello"))
         expect(yield* call(client, "greet")).toEqual({ content: [{ type: "text", text: "hello, world" }] })
+      }))
+
+    it.scopedLive("with a tracer installed every call is a McpServer.call span; without one, none is made", () =>
+      Effect.gen(function*() {
+        const spans: Array<Tracer.Span> = []
+        const native = yield* Effect.tracer
+        const tracer = Tracer.make({
+          span: (...args) => {
+            const span = native.span(...args)
+            spans.push(span)
+            return span
+          },
+          context: native.context
+        })
+        // a handler that answers with a value and one whose effect runs: both traced
+        const { client } = yield* connected(Toolkit.make(Upper, Greet)).pipe(Effect.withTracer(tracer))
+        expect(yield* call(client, "upper", { text: "a" })).toEqual({ content: [{ type: "text", text: "A" }] })
+        expect(yield* call(client, "greet")).toEqual({ content: [{ type: "text", text: "hello" }] })
+        const served = spans.filter((span) => span.name === "McpServer.call")
+        expect(served.map((span) => span.attributes.get("tool.name"))).toEqual(["upper", "greet"])
+        expect(served.every((span) => span.status._tag === "Ended")).toBe(true)
+
+        spans.length = 0
+        const untraced = yield* connected(Toolkit.make(Upper, Greet)).pipe(Effect.withTracer(native))
+        expect(yield* call(untraced.client, "upper", { text: "b" })).toEqual({ content: [{ type: "text", text: "B" }] })
+        expect(yield* call(untraced.client, "greet")).toEqual({ content: [{ type: "text", text: "hello" }] })
+        expect(spans).toEqual([])
       }))
 
     it.scopedLive("details travel in _meta under our key, and McpClient's mapping reads back what was served", () =>

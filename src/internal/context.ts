@@ -5,9 +5,10 @@
  *
  * @internal
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
+import type * as Tracer from "effect/Tracer"
 
 /** Progress as a tool reports it. */
 export interface Progress {
@@ -37,3 +38,9 @@ export const currentCall: FiberRef.FiberRef<CallContext | undefined> = globalVal
   Symbol.for("effect-agent-tools/currentCall"),
   () => FiberRef.unsafeMake<CallContext | undefined>(undefined)
 )
+
+/**
+ * The tracer every runtime has unless another is installed; it exports nowhere. Spans cost about as much as a no-op
+ * call, so they are made only when the runtime's tracer is another one.
+ */
+export const nativeTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)

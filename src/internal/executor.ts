@@ -55,7 +55,7 @@ import { isToolError, ToolFailure, ToolNotFound } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import type { ToolResult } from "../ToolResult.js"
 import type { Progress } from "./context.js"
-import { currentCall } from "./context.js"
+import { currentCall, nativeTracer } from "./context.js"
 import type { Kernel } from "./tool.js"
 import * as Internal from "./tool.js"
 
@@ -180,9 +180,6 @@ const DONE = 2
 
 const emptyKeys: ReadonlyArray<string> = []
 
-/** The tracer every runtime has unless another is installed. */
-const nativeTracer = Effect.runSync(Effect.tracer)
-
 const endOfStream: Effect.Effect<never, Option.Option<never>> = Effect.fail(Option.none())
 
 const noPartial = (): unknown => undefined
@@ -254,7 +251,7 @@ export const start = <Tools extends Tool.Any, RS>(
         available ??= toolkit.tools.map((t) => t.name)
         const names = available
         outcomesOfInvalid[i] = Either.left(
-          Internal.quietly(() => new ToolNotFound({ tool: call.name, available: names }, Internal.trusted))
+          Internal.makeError(ToolNotFound, { tool: call.name, available: names })
         )
         continue
       }

@@ -501,30 +501,38 @@ const serveCall = (
   const name = params.name
   const callId = `${session?.id ?? randomUUID()}/${String(extra.requestId)}`
   const context: RequestContext = { session, server, extra, connection }
-  const call = Effect.suspend(() => {
-    const toolkit = core.toolkit()
-    const structured = toolkit.byName.get(name)?.outputSchema !== undefined
-    return Effect.map(
-      core.scheduler.run(toolkit, { id: callId, name, arguments: params.arguments }, {
-        onProgress: progressReporter(extra)
-      }),
+  if (extra.signal.aborted) return Promise.resolve(interrupted(name))
+  const toolkit = core.toolkit()
+  const structured = toolkit.byName.get(name)?.outputSchema !== undefined
+  const call = { id: callId, name, arguments: params.arguments }
+  const onProgress = progressReporter(extra)
+  // A call that can start at once is started here; one whose handler answers with a value (or that is refused) is
+  // answered with no fiber at all. Such a handler runs no effect, so it needs none of the call's MCP context.
+  const now = core.scheduler.tryNow(toolkit, call, { onProgress })
+  if (now !== undefined && Either.isEither(now)) {
+    return Promise.resolve(Mcp.toCallToolResult(now, { structured }) as SdkCallToolResult)
+  }
+  let program = inCall(
+    Effect.map(
+      now ?? core.scheduler.run(toolkit, call, { onProgress }),
       (outcome) => Mcp.toCallToolResult(outcome, { structured }) as SdkCallToolResult
-    )
-  }).pipe(
-    (self) => inCall(self, context),
-    Effect.withSpan("McpServer.call", {
+    ),
+    context
+  )
+  if (core.scheduler.traced) {
+    program = Effect.withSpan(program, "McpServer.call", {
       kind: "server",
       attributes: {
         "tool.name": name,
         "tool.call_id": callId,
         ...(session === undefined ? {} : { "mcp.session_id": session.id })
       }
-    }),
-    Effect.locally(currentRequest, context)
-  )
+    })
+  }
+  program = Effect.locally(program, currentRequest, context)
   return new Promise((resolve, reject) => {
-    if (extra.signal.aborted) return resolve(interrupted(name))
-    const fiber = core.runCall(call as Effect.Effect<SdkCallToolResult>)
+    // started at once (`runFork` is immediate): the slot `tryNow` took is given back by `program`'s own finalizer
+    const fiber = core.runCall(program as Effect.Effect<SdkCallToolResult>)
     const abort = () => fiber.unsafeInterruptAsFork(FiberId.none)
     extra.signal.addEventListener("abort", abort, { once: true })
     fiber.addObserver((exit) => {

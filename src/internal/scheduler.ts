@@ -23,6 +23,7 @@ import { KernelId } from "../Tool.js"
 import { ToolNotFound } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import type { Progress } from "./context.js"
+import { nativeTracer } from "./context.js"
 import type { Outcome, ToolCall } from "./executor.js"
 import { DEFAULT_MAX_PARALLEL } from "./executor.js"
 import * as Internal from "./tool.js"
@@ -43,12 +44,14 @@ export interface Scheduler {
   ) => Effect.Effect<Outcome, never, Tool.Requirements<T>>
   /**
    * Starts a call at once when nothing stands before its handler: no resource keys, no permission to ask, no
-   * recorder to write to, and a free slot. Its handler is called here; an answer that is a value (`Effect.succeed`,
+   * recorder to write to, no tracer to report to, and a free slot. Its handler is called here; an answer that is a value (`Effect.succeed`,
    * `Effect.fail`) is the call's outcome, with no fiber and no Effect around it, and so is a refusal (an unknown
    * tool, invalid arguments). A handler whose effect must run gives that effect, which holds the call's slot until
    * it ends: the caller runs it at once (in a fiber it observes, as `run`'s effect would be). Undefined when the call
    * cannot start now: `run` it.
    */
+  /** Whether the runtime the scheduler was made in has a tracer of its own: calls are then traced, never `tryNow`. */
+  readonly traced: boolean
   readonly tryNow: <T extends Tool.Any>(
     toolkit: Toolkit.Toolkit<T>,
     call: ToolCall,
@@ -155,9 +158,7 @@ const makeSlots = (size: number): Slots => {
 
 const notFound = (toolkit: Toolkit.Toolkit<Tool.Any>, call: ToolCall): Outcome =>
   Either.left(
-    Internal.quietly(() =>
-      new ToolNotFound({ tool: call.name, available: toolkit.tools.map((t) => t.name) }, Internal.trusted)
-    )
+    Internal.makeError(ToolNotFound, { tool: call.name, available: toolkit.tools.map((t) => t.name) })
   )
 
 const noPartial = (): unknown => undefined
@@ -166,9 +167,10 @@ export const make = (options?: {
   readonly maxParallel?: number | undefined
   readonly timeout?: Duration.DurationInput | undefined
 }): Effect.Effect<Scheduler> =>
-  Effect.map(Effect.serviceOption(Recorder.Recorder), (recorder) => {
+  Effect.map(Effect.zip(Effect.serviceOption(Recorder.Recorder), Effect.tracer), ([recorder, tracer]) => {
     /** With a recorder, every result is looked at for details to record: no call starts without an Effect. */
     const recording = recorder._tag === "Some"
+    const traced = tracer !== nativeTracer
     const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
     const slots = makeSlots(maxParallel)
     const timeout = options?.timeout === undefined ? undefined : Duration.decode(options.timeout)
@@ -228,7 +230,7 @@ export const make = (options?: {
       const tool = toolkit.byName.get(call.name)
       if (tool === undefined) return notFound(toolkit, call)
       const kernel = tool[KernelId]
-      if (kernel.permission !== undefined || recording) return undefined
+      if (kernel.permission !== undefined || recording || traced) return undefined
       const checked = Internal.prepare(kernel, call.arguments)
       if (Either.isLeft(checked)) return Either.left(checked.left)
       const keys = Internal.resourcesOf(kernel, checked.right)
@@ -246,5 +248,5 @@ export const make = (options?: {
       )
     }
 
-    return { run, tryNow }
+    return { run, traced, tryNow }
   })
