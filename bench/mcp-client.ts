@@ -2,6 +2,12 @@
  * Row 5: our `McpClient` calling the reference server's `echo` tool (`@modelcontextprotocol/server-everything` over
  * stdio) against the SDK's `Client.callTool` on a server of its own from the same package. One call at a time, so
  * the figure is the time a call takes end to end; each client keeps its server across rounds.
+ *
+ * Both servers are the same file run by the same `node`; ours is spawned by our transport (a process group of its
+ * own, stderr kept), the SDK's by its `StdioClientTransport` (stderr ignored), which costs the servers the same per
+ * call. What differs is the client's work: ours checks the arguments, sends a progress token with every call (a
+ * documented behaviour), and runs the call as an Effect. Short rounds measure code V8 has not finished optimizing
+ * (`--quick`: a call gets faster for its first few thousand), on both sides alike.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"

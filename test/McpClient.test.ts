@@ -520,6 +520,40 @@ describe("McpClient", () => {
         expect(finished._tag === "Finished" && failureOf(finished.outcome)._tag).toBe("ToolInterrupted")
         expect(yield* eventually(() => cancelled.length === 1)).toBe(true)
       }))
+
+    it.scopedLive("a call interrupted while it forwards progress still tells the server, and returns at once", () =>
+      Effect.gen(function*() {
+        const cancelled: Array<string> = []
+        const peer = yield* makePeer({
+          tools: [{ name: "report-and-hang", inputSchema: schema() }],
+          handlers: {
+            "report-and-hang": async (_args, extra) => {
+              extra.signal.addEventListener("abort", () => void cancelled.push(String(extra.signal.reason)))
+              await extra.sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: extra._meta!.progressToken!, progress: 1 }
+              })
+              return new Promise(() => {})
+            }
+          }
+        })
+        const client = yield* McpClient.connect(peer.transport)
+        const tool = Option.getOrThrow(Toolkit.lookup(yield* client.toolkit, "report-and-hang"))
+        let forwarding = false
+        // a consumer that never takes the progress: the call is stuck forwarding it, not waiting for the server
+        const call = yield* Effect.fork(Tool.execute(tool, { id: "c1", arguments: {} }, {
+          onProgress: () =>
+            Effect.suspend(() => {
+              forwarding = true
+              return Effect.never
+            })
+        }))
+        expect(yield* eventually(() => forwarding)).toBe(true)
+        const started = Date.now()
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)
+        expect(Date.now() - started).toBeLessThan(1_000)
+        expect(yield* eventually(() => cancelled.length === 1)).toBe(true)
+      }))
   })
 
   describe("tools/list_changed", () => {

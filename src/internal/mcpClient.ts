@@ -7,9 +7,10 @@
  * thread). Anything that waits for a change waits on `pulse`, a `Deferred` that is completed and replaced on every
  * change, after checking its condition in the same synchronous step, so no wake-up is lost.
  *
- * How a server's death reaches calls: every call races its request against `session.died`, a `Deferred` completed
- * once, with the reason (the exit status and the stderr tail of a spawned server, the protocol violation, or the
- * scope closing). Calls in flight fail at that moment; later calls see `session.dead` and fail before sending.
+ * How a server's death reaches calls: every request in flight is an {@link InFlight} in `session.inFlight`, and the
+ * death (the exit status and the stderr tail of a spawned server, the protocol violation, or the scope closing)
+ * fails each of them at that moment, waking its fiber; later calls see `session.dead` and fail before sending. No
+ * fiber is forked per call: a call is one `Effect.async` around the SDK's promise, woken again only by progress.
  *
  * This module and `McpClient.ts` import each other: it takes the error class and the defaults from there, that
  * module takes `connect` from here, and neither uses the other while loading.
@@ -38,7 +39,6 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
-import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Path from "node:path"
@@ -202,15 +202,19 @@ export class ChildTransport implements SdkTransport {
         if (id !== undefined) this.pending.delete(id)
       }
     }
-    return Effect.runPromise(
-      Effect.match(this.child.write(serializeMessage(message)), {
-        onFailure: (error) => {
+    // `Process.Child` writes through an Effect, so each message costs a fiber: about 30 µs of a 200 µs call to a
+    // local server (benchmark row 5). `runCallback` is the least that costs (no promise of Effect's, no `match`);
+    // the SDK waits for a send only to learn that it failed
+    return new Promise((resolve, reject) => {
+      Effect.runCallback(this.child.write(serializeMessage(message)), {
+        onExit: (exit) => {
+          if (Exit.isSuccess(exit)) return resolve()
           this.broken = true
-          throw new Error(error.reason)
-        },
-        onSuccess: () => undefined
+          const failure = Cause.failureOption(exit.cause)
+          reject(new Error(Option.isSome(failure) ? failure.value.reason : Cause.pretty(exit.cause)))
+        }
       })
-    )
+    })
   }
 
   close(): Promise<void> {
@@ -314,6 +318,8 @@ interface Session {
   label: string
   /** Set once, when the session can no longer carry calls; `died` completes at the same moment. */
   dead: McpClientError | undefined
+  /** The requests in flight ({@link InFlight}): the session's death fails them all at once. */
+  readonly inFlight: Set<{ readonly die: (error: McpClientError) => void }>
   /** Whether `initialize` has succeeded: before, the transport closing is the failed `initialize`'s doing. */
   connected: boolean
   /** Whether the server is known to be going (a spawned server that exited), its death not yet declared. */
@@ -351,6 +357,7 @@ const waitUntil = (session: Session, condition: () => boolean): Effect.Effect<vo
 const markDead = (session: Session, error: McpClientError): void => {
   if (session.dead !== undefined) return
   session.dead = error
+  for (const request of Array.from(session.inFlight)) request.die(error)
   Deferred.unsafeDone(session.died, Exit.succeed(error))
   signal(session)
 }
@@ -364,7 +371,10 @@ const race = <A, E, B, E2>(
   that: Effect.Effect<B, E2>
 ): Effect.Effect<A | B, E | E2> => Effect.raceFirst(Effect.interruptible(self), Effect.interruptible(that))
 
-/** Runs a promise-returning request; interruption aborts it (the SDK then sends `notifications/cancelled`). */
+/**
+ * Runs a promise-returning request; interruption aborts it (the SDK then sends `notifications/cancelled`). Not
+ * bound to the session's death: for `initialize`, which a death ends through the transport anyway.
+ */
 const promise = <A>(run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, unknown> =>
   Effect.async<A, unknown>((resume) => {
     const controller = new AbortController()
@@ -384,9 +394,147 @@ const promise = <A>(run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, 
     })
   })
 
-/** Races a request against the session's death: whichever comes first decides. */
-const orDeath = <A, E>(session: Session, effect: Effect.Effect<A, E>): Effect.Effect<A, E | McpClientError> =>
-  race(effect, Effect.flatMap(Deferred.await(session.died), Effect.fail))
+/** What the SDK's request options take as `onprogress`. */
+type OnProgress = (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void
+
+/**
+ * The part of an `AbortSignal` the SDK's `Protocol.request` reads (`throwIfAborted`, `aborted`, `reason`, its
+ * `abort` listeners), for one request. Node's `AbortController` is an `EventTarget`: making one and listening to it
+ * costs about 10 µs and garbage of its own, a twentieth of a whole call to a server on this machine (benchmark row
+ * 5). Aborting it is how a call is cancelled: the SDK then sends `notifications/cancelled` and rejects the request,
+ * which the cancellation tests check against a real server.
+ */
+class RequestSignal {
+  aborted = false
+  reason: unknown = undefined
+  private listeners: Array<() => void> | undefined = undefined
+
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason
+  }
+
+  addEventListener(type: string, listener: () => void): void {
+    if (type !== "abort" || this.aborted) return
+    if (this.listeners === undefined) this.listeners = [listener]
+    else this.listeners.push(listener)
+  }
+
+  removeEventListener(type: string, listener: () => void): void {
+    if (type === "abort" && this.listeners !== undefined) this.listeners = this.listeners.filter((l) => l !== listener)
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    const listeners = this.listeners
+    this.listeners = undefined
+    if (listeners !== undefined) { for (const listener of listeners) listener() }
+  }
+}
+
+/**
+ * One request of the session in flight, between the SDK's promise and the fiber that waits for it: no queue, no
+ * forked fiber, no race. The promise settling, the server's progress and the session's death land here,
+ * synchronously, and resume the fiber if it waits; the fiber is resumed with what to do next: forward the progress
+ * that arrived and wait again, or end with the outcome. The outcome is set once, by whichever comes first: the
+ * answer, the SDK's error, the session's death ({@link markDead}), or the fiber's interruption
+ * ({@link InFlight.interrupted}), which aborts the request so the SDK sends `notifications/cancelled` at once.
+ */
+class InFlight<A> {
+  /** Progress that arrived since the fiber last looked, in order. */
+  private progress: Array<Progress> | undefined = undefined
+  /** How the request ended, once it has. */
+  private outcome: Exit.Exit<A, unknown> | undefined = undefined
+  private resume: ((next: Effect.Effect<A, unknown>) => void) | undefined = undefined
+  private readonly signal = new RequestSignal()
+  private started = false
+
+  constructor(
+    private readonly session: Session,
+    private readonly run: (signal: AbortSignal, onprogress: OnProgress) => Promise<A>
+  ) {}
+
+  /**
+   * Sends the request (the first time) and waits for what comes next. What it is resumed with (forwarding progress
+   * included) runs under its canceler, so an interruption at any point aborts the request.
+   */
+  readonly wait: Effect.Effect<A, unknown> = Effect.async<A, unknown>((resume) => {
+    if (!this.started) this.start()
+    const next = this.next()
+    if (next === undefined) this.resume = resume
+    else resume(next)
+    return this.interrupted
+  })
+
+  /** Interruption: the request is abandoned at once, and the SDK tells the server. */
+  private readonly interrupted: Effect.Effect<void> = Effect.sync(() => {
+    this.resume = undefined
+    if (this.end(Exit.interrupt(FiberId.none))) this.signal.abort("the call was cancelled")
+  })
+
+  /** The session died: the request fails with the reason now, whatever the server still sends. */
+  die(error: McpClientError): void {
+    this.progress = undefined
+    if (this.end(Exit.fail(error))) this.signal.abort("the MCP session ended")
+  }
+
+  private start(): void {
+    this.started = true
+    if (this.session.dead !== undefined) return void this.end(Exit.fail(this.session.dead))
+    this.session.inFlight.add(this)
+    this.run(this.signal as unknown as AbortSignal, (p) => {
+      if (this.outcome !== undefined) return
+      const progress: Progress = {
+        progress: p.progress,
+        ...(p.total === undefined ? {} : { total: p.total }),
+        ...(p.message === undefined ? {} : { message: p.message })
+      }
+      if (this.progress === undefined) this.progress = [progress]
+      else this.progress.push(progress)
+      this.wake()
+    }).then(
+      (value) => void this.end(Exit.succeed(value)),
+      (error) => void this.end(Exit.fail(error))
+    )
+  }
+
+  /** What the fiber does next: forward the progress that arrived and wait again, or end; nothing yet. */
+  private next(): Effect.Effect<A, unknown> | undefined {
+    const batch = this.progress
+    if (batch === undefined) return this.outcome
+    this.progress = undefined
+    return Effect.zipRight(Effect.forEach(batch, Tool.progress, { discard: true }), this.wait)
+  }
+
+  /** Sets the outcome unless it is set; whether this was the end. */
+  private end(outcome: Exit.Exit<A, unknown>): boolean {
+    if (this.outcome !== undefined) return false
+    this.outcome = outcome
+    this.session.inFlight.delete(this)
+    this.wake()
+    return true
+  }
+
+  private wake(): void {
+    const resume = this.resume
+    if (resume === undefined) return
+    const next = this.next()
+    if (next === undefined) return
+    this.resume = undefined
+    resume(next)
+  }
+}
+
+/**
+ * Runs a request of the session: its progress forwarded as `Tool.progress` (when it asks for progress),
+ * interruption aborting it, the session's death failing it at once with the reason (an `McpClientError`); other
+ * failures are the SDK's.
+ */
+const inFlight = <A>(
+  session: Session,
+  run: (signal: AbortSignal, onprogress: OnProgress) => Promise<A>
+): Effect.Effect<A, unknown> => Effect.suspend(() => new InFlight(session, run).wait)
 
 /**
  * A request that failed while a spawned server is going (its write hit a closed pipe) waits for the death to be
@@ -510,10 +658,6 @@ const remoteTool = (session: Session, remote: McpTool, name: string): Tool.Tool<
 // one call
 // ---------------------------------------------------------------------------------------------------------------
 
-type CallEvent =
-  | { readonly _tag: "Progress"; readonly progress: Progress }
-  | { readonly _tag: "Done"; readonly exit: Either.Either<unknown, unknown> }
-
 const failure = (tool: string, error: McpClientError): ToolFailure =>
   new ToolFailure({ tool, message: error.message, error })
 
@@ -548,7 +692,8 @@ const callError = (session: Session, tool: string, error: unknown): ToolError =>
 /**
  * One call: the request (with a progress token, the inactivity timeout reset by progress, and the total cap), its
  * progress forwarded as `Tool.progress` in order and before the result, the result's size checked and mapped, then
- * the wait the grace rule asks for. Interruption aborts the request and returns at once.
+ * the wait the grace rule asks for. Interruption aborts the request and returns at once; the session's death fails
+ * it at once.
  */
 const callTool = (
   session: Session,
@@ -561,72 +706,37 @@ const callTool = (
     if (session.dead !== undefined) return Effect.fail(failure(local, session.dead))
     const seen = session.notified
     const settings = session.settings
-    const exchange = Effect.acquireUseRelease(
-      Effect.gen(function*() {
-        const events = yield* Queue.unbounded<CallEvent>()
-        const controller = new AbortController()
-        const state = { settled: false, controller }
-        session.client.callTool({ name: remote, arguments: args }, undefined, {
-          signal: controller.signal,
-          timeout: settings.timeoutMillis,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: settings.maxTotalMillis,
-          onprogress: (p) => {
-            if (state.settled) return
-            Queue.unsafeOffer(events, {
-              _tag: "Progress",
-              progress: {
-                progress: p.progress,
-                ...(p.total === undefined ? {} : { total: p.total }),
-                ...(p.message === undefined ? {} : { message: p.message })
-              }
-            })
-          }
-        }).then(
-          (result) => {
-            state.settled = true
-            Queue.unsafeOffer(events, { _tag: "Done", exit: Either.right(result) })
-          },
-          (error) => {
-            state.settled = true
-            Queue.unsafeOffer(events, { _tag: "Done", exit: Either.left(error) })
-          }
-        )
-        return { events, state }
-      }),
-      ({ events }) =>
-        Effect.suspend(function loop(): Effect.Effect<unknown, ToolError> {
-          return Effect.flatMap(Queue.take(events), (event) => {
-            if (event._tag === "Progress") return Effect.zipRight(Tool.progress(event.progress), Effect.suspend(loop))
-            if (Either.isRight(event.exit)) return Effect.succeed(event.exit.right)
-            const error = event.exit.left
-            return Effect.zipRight(
-              settled(session),
-              Effect.suspend(() => Effect.fail(callError(session, local, error)))
+    const call = new InFlight(session, (signal, onprogress) =>
+      session.client.callTool({ name: remote, arguments: args }, undefined, {
+        signal,
+        timeout: settings.timeoutMillis,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: settings.maxTotalMillis,
+        onprogress
+      }))
+    return Effect.matchEffect(
+      call.wait,
+      {
+        onFailure: (error) =>
+          Effect.zipRight(
+            settled(session),
+            Effect.suspend(() =>
+              Effect.fail(callError(session, local, error))
             )
-          })
-        }),
-      ({ state }) =>
-        Effect.sync(() => {
-          if (state.settled) return
-          state.settled = true
-          state.controller.abort("the call was cancelled")
-        })
-    )
-    return orDeath(session, exchange).pipe(
-      Effect.mapError((error) => (error instanceof McpClientError ? failure(local, error) : error)),
-      Effect.flatMap((raw) => {
-        if (exceedsBytes(raw, settings.maxResultBytes)) {
-          return Effect.fail(
-            failure(
-              local,
-              new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) })
+          ),
+        onSuccess: (raw) => {
+          if (exceedsBytes(raw, settings.maxResultBytes)) {
+            return Effect.fail(
+              failure(
+                local,
+                new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) })
+              )
             )
-          )
+          }
+          const outcome = fromCallToolResult(local, raw as CallToolResult)
+          return Effect.zipRight(afterCall(session, seen, grace), outcome)
         }
-        const outcome = fromCallToolResult(local, raw as CallToolResult)
-        return Effect.zipRight(afterCall(session, seen, grace), outcome)
-      })
+      }
     )
   })
 
@@ -661,12 +771,13 @@ const listAll = (session: Session, timeoutMillis: number): Effect.Effect<Readonl
     for (let page = 0; page < MAX_PAGES; page++) {
       if (session.dead !== undefined) return yield* Effect.fail(session.dead)
       const params = cursor === undefined ? {} : { cursor }
-      const result = yield* orDeath(
-        session,
-        Effect.catchAll(
-          promise((signal) => session.client.listTools(params, { signal, timeout: timeoutMillis })),
-          (error) => Effect.zipRight(settled(session), Effect.fail(requestError(session, "listing the tools", error)))
-        )
+      const result = yield* Effect.catchAll(
+        inFlight(session, (signal) => session.client.listTools(params, { signal, timeout: timeoutMillis })),
+        (error) =>
+          Effect.zipRight(
+            settled(session),
+            Effect.suspend(() => Effect.fail(requestError(session, "listing the tools", error)))
+          )
       )
       tools.push(...result.tools)
       cursor = result.nextCursor
@@ -802,6 +913,7 @@ export const connect = (
       settings,
       label: "MCP server",
       dead: undefined,
+      inFlight: new Set(),
       connected: false,
       ending: () => false,
       died: Deferred.unsafeMake<McpClientError>(FiberId.none),
@@ -975,14 +1087,11 @@ export const connect = (
     if (serverInfo.name !== "") session.label = `MCP server ${JSON.stringify(serverInfo.name)}`
     session.listChanged = client.getServerCapabilities()?.tools?.listChanged === true
     if (logLevel !== undefined && client.getServerCapabilities()?.logging !== undefined) {
-      yield* orDeath(
-        session,
-        Effect.catchAll(
-          promise((signal) =>
-            client.setLoggingLevel(Logging.toMcp(logLevel), { signal, timeout: settings.connectMillis })
-          ),
-          (error) => Effect.fail(requestError(session, "setting the log level", error))
-        )
+      yield* Effect.catchAll(
+        inFlight(session, (signal) =>
+          client.setLoggingLevel(Logging.toMcp(logLevel), { signal, timeout: settings.connectMillis })),
+        (error) =>
+          Effect.fail(requestError(session, "setting the log level", error))
       )
     }
 
