@@ -202,17 +202,13 @@ export class ChildTransport implements SdkTransport {
         if (id !== undefined) this.pending.delete(id)
       }
     }
-    // `Process.Child` writes through an Effect, so each message costs a fiber: about 30 µs of a 200 µs call to a
-    // local server (benchmark row 5). `runCallback` is the least that costs (no promise of Effect's, no `match`);
-    // the SDK waits for a send only to learn that it failed
+    // written outside Effect: a fiber per message cost about 30 µs of a 200 µs call to a local server (row 5); the
+    // SDK waits for a send only to learn that it failed
     return new Promise((resolve, reject) => {
-      Effect.runCallback(this.child.write(serializeMessage(message)), {
-        onExit: (exit) => {
-          if (Exit.isSuccess(exit)) return resolve()
-          this.broken = true
-          const failure = Cause.failureOption(exit.cause)
-          reject(new Error(Option.isSome(failure) ? failure.value.reason : Cause.pretty(exit.cause)))
-        }
+      this.child.unsafeWrite(serializeMessage(message), (error) => {
+        if (error === undefined) return resolve()
+        this.broken = true
+        reject(new Error(error.reason))
       })
     })
   }
@@ -398,42 +394,6 @@ const promise = <A>(run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, 
 type OnProgress = (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void
 
 /**
- * The part of an `AbortSignal` the SDK's `Protocol.request` reads (`throwIfAborted`, `aborted`, `reason`, its
- * `abort` listeners), for one request. Node's `AbortController` is an `EventTarget`: making one and listening to it
- * costs about 10 µs and garbage of its own, a twentieth of a whole call to a server on this machine (benchmark row
- * 5). Aborting it is how a call is cancelled: the SDK then sends `notifications/cancelled` and rejects the request,
- * which the cancellation tests check against a real server.
- */
-class RequestSignal {
-  aborted = false
-  reason: unknown = undefined
-  private listeners: Array<() => void> | undefined = undefined
-
-  throwIfAborted(): void {
-    if (this.aborted) throw this.reason
-  }
-
-  addEventListener(type: string, listener: () => void): void {
-    if (type !== "abort" || this.aborted) return
-    if (this.listeners === undefined) this.listeners = [listener]
-    else this.listeners.push(listener)
-  }
-
-  removeEventListener(type: string, listener: () => void): void {
-    if (type === "abort" && this.listeners !== undefined) this.listeners = this.listeners.filter((l) => l !== listener)
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return
-    this.aborted = true
-    this.reason = reason
-    const listeners = this.listeners
-    this.listeners = undefined
-    if (listeners !== undefined) { for (const listener of listeners) listener() }
-  }
-}
-
-/**
  * One request of the session in flight, between the SDK's promise and the fiber that waits for it: no queue, no
  * forked fiber, no race. The promise settling, the server's progress and the session's death land here,
  * synchronously, and resume the fiber if it waits; the fiber is resumed with what to do next: forward the progress
@@ -447,7 +407,12 @@ class InFlight<A> {
   /** How the request ended, once it has. */
   private outcome: Exit.Exit<A, unknown> | undefined = undefined
   private resume: ((next: Effect.Effect<A, unknown>) => void) | undefined = undefined
-  private readonly signal = new RequestSignal()
+  /**
+   * Aborting it is how a call is cancelled: the SDK then sends `notifications/cancelled` and rejects the request.
+   * A real `AbortController`, though it costs a few µs per call: the SDK may use the signal in any way an
+   * `AbortSignal` allows (`AbortSignal.any`, `{ once }` listeners), and a stand-in would break with the next minor.
+   */
+  private readonly controller = new AbortController()
   private started = false
 
   constructor(
@@ -470,20 +435,20 @@ class InFlight<A> {
   /** Interruption: the request is abandoned at once, and the SDK tells the server. */
   private readonly interrupted: Effect.Effect<void> = Effect.sync(() => {
     this.resume = undefined
-    if (this.end(Exit.interrupt(FiberId.none))) this.signal.abort("the call was cancelled")
+    if (this.end(Exit.interrupt(FiberId.none))) this.controller.abort("the call was cancelled")
   })
 
   /** The session died: the request fails with the reason now, whatever the server still sends. */
   die(error: McpClientError): void {
     this.progress = undefined
-    if (this.end(Exit.fail(error))) this.signal.abort("the MCP session ended")
+    if (this.end(Exit.fail(error))) this.controller.abort("the MCP session ended")
   }
 
   private start(): void {
     this.started = true
     if (this.session.dead !== undefined) return void this.end(Exit.fail(this.session.dead))
     this.session.inFlight.add(this)
-    this.run(this.signal as unknown as AbortSignal, (p) => {
+    this.run(this.controller.signal, (p) => {
       if (this.outcome !== undefined) return
       const progress: Progress = {
         progress: p.progress,

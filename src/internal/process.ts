@@ -58,6 +58,11 @@ export interface Child {
   readonly command: string
   /** Writes to stdin; succeeds once the data is handed to the OS. Fails after the process ended. */
   readonly write: (data: string | Uint8Array) => Effect.Effect<void, ProcessError>
+  /**
+   * `write` for a caller outside Effect (an SDK transport's `send`): the same write, its end reported to `done`
+   * (with the error if it failed), without the fiber that running `write` would cost per message.
+   */
+  readonly unsafeWrite: (data: string | Uint8Array, done: (error: ProcessError | undefined) => void) => void
   readonly endInput: Effect.Effect<void>
   /** Registers a listener for stdout chunks (in order). */
   readonly onStdout: (listener: (chunk: Buffer) => void) => void
@@ -211,20 +216,22 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
           signalGroup(pid, "SIGKILL")
           if (status === undefined) yield* Deferred.await(exitDeferred)
         }).pipe(Effect.uninterruptible)
+        const unsafeWrite = (data: string | Uint8Array, done: (error: ProcessError | undefined) => void): void => {
+          if (status !== undefined || proc.stdin!.destroyed || !proc.stdin!.writable) {
+            return done(new ProcessError({ command, reason: "the process has exited" }))
+          }
+          proc.stdin!.write(data, (error) => {
+            done(error == null ? undefined : new ProcessError({ command, reason: error.message }))
+          })
+        }
         resume(Effect.succeed({
           pid,
           command,
           write: (data) =>
-            Effect.async<void, ProcessError>((resumeWrite) => {
-              if (status !== undefined || proc.stdin!.destroyed || !proc.stdin!.writable) {
-                return resumeWrite(Effect.fail(new ProcessError({ command, reason: "the process has exited" })))
-              }
-              proc.stdin!.write(data, (error) => {
-                resumeWrite(
-                  error == null ? Effect.void : Effect.fail(new ProcessError({ command, reason: error.message }))
-                )
-              })
-            }),
+            Effect.async<void, ProcessError>((resumeWrite) =>
+              unsafeWrite(data, (error) => resumeWrite(error === undefined ? Effect.void : Effect.fail(error)))
+            ),
+          unsafeWrite,
           endInput: Effect.sync(() => {
             if (!proc.stdin!.destroyed) proc.stdin!.end()
           }),
