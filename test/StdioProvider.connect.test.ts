@@ -323,6 +323,23 @@ describe("StdioProvider.connect", () => {
         expect(yield* provider.exited).toEqual({ code: 3, signal: null })
       })))
 
+    it.live("a request that cannot be written fails with why, once the provider had time to exit and did not", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const provider = yield* raw("deaf")
+        yield* Effect.sleep("300 millis") // it has stopped reading
+        const started = Date.now()
+        const outcome = yield* callOf(provider, "echo", { text: "hello?" })
+        const waited = Date.now() - started
+        expect(modelText(outcome)).toMatch(
+          new RegExp(`^Error: the call could not be sent to stdio provider ".*provider-raw\\.mjs deaf": .*EPIPE`)
+        )
+        // it waited for last words (the exit would be the better reason), then gave up without hanging
+        expect(waited).toBeGreaterThanOrEqual(500)
+        expect(waited).toBeLessThan(3_000)
+        // and the provider is still running: this was not its exit
+        expect(Option.isNone(yield* Effect.timeoutOption(provider.exited, "20 millis"))).toBe(true)
+      })))
+
     it.live("an answer written just before the provider exits still arrives", () =>
       Effect.scoped(Effect.gen(function*() {
         const provider = yield* raw()

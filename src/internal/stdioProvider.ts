@@ -219,12 +219,28 @@ export const lineWriter = <E>(
   runtime: Runtime.Runtime<never>,
   write: (text: string) => Effect.Effect<void, E>
 ): (line: string) => Effect.Effect<void, E> => {
+  const runFork = Runtime.runFork(runtime)
+  const send = lineQueue<E>((text, done) => runFork(write(text)).addObserver(done))
+  return (line) =>
+    Effect.async<void, E>((resume) => {
+      const drop = send(line, resume)
+      return Effect.sync(drop)
+    })
+}
+
+/**
+ * {@link lineWriter} outside Effect, for a caller that is not a fiber and a write that takes a callback: `send`
+ * queues a line and calls `done` once its write has ended; the function it gives drops the line if its write has
+ * not started.
+ */
+export const lineQueue = <E>(
+  write: (text: string, done: (exit: Exit.Exit<void, E>) => void) => void
+): (line: string, done: (exit: Exit.Exit<void, E>) => void) => () => void => {
   interface Queued {
     readonly line: string
     readonly done: (exit: Exit.Exit<void, E>) => void
     dropped: boolean
   }
-  const runFork = Runtime.runFork(runtime)
   let queued: Array<Queued> = []
   let writing = false
   const next = (): void => {
@@ -234,20 +250,19 @@ export const lineWriter = <E>(
     if (!writing) return
     let text = batch[0].line
     for (let i = 1; i < batch.length; i++) text += batch[i].line
-    runFork(write(text)).addObserver((exit) => {
+    write(text, (exit) => {
       for (const entry of batch) entry.done(exit)
       next()
     })
   }
-  return (line) =>
-    Effect.async<void, E>((resume) => {
-      const entry: Queued = { line, done: resume, dropped: false }
-      queued.push(entry)
-      if (!writing) next()
-      return Effect.sync(() => {
-        entry.dropped = true
-      })
-    })
+  return (line, done) => {
+    const entry: Queued = { line, done, dropped: false }
+    queued.push(entry)
+    if (!writing) next()
+    return () => {
+      entry.dropped = true
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -585,11 +600,15 @@ const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderEr
       )
     )
     const runtime = yield* Effect.runtime<never>()
-    const writeLine = lineWriter(runtime, child.write)
+    // the host writes outside Effect: a fiber per request line would cost more than the call it carries
+    const sendLine = lineQueue<Process.ProcessError>((text, done) =>
+      child.unsafeWrite(text, (error) => done(error === undefined ? Exit.void : Exit.fail(error)))
+    )
     const log = (effect: Effect.Effect<void>): void =>
       Runtime.runSync(runtime)(Effect.annotateLogs(effect, "stdio_provider", label))
 
-    const pending = new Map<string, Deferred.Deferred<unknown, StdioProviderError>>()
+    /** The calls waiting for their answer, by call id: each settles its call when called. */
+    const pending = new Map<string, (exit: Exit.Exit<unknown, StdioProviderError>) => void>()
     let lost: StdioProviderError | undefined
     let nextId = 0
     const definitions: Array<ToolDefinition.OpenAiChat> = []
@@ -633,7 +652,7 @@ const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderEr
         ))
       }
       pending.delete(value.call_id)
-      Deferred.unsafeDone(waiting, Exit.succeed(value.content))
+      waiting(Exit.succeed(value.content))
     }
 
     const onLine = (line: string): void => {
@@ -658,8 +677,9 @@ const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderEr
 
     const fail = (error: StdioProviderError): void => {
       if (lost === undefined) lost = error
-      for (const waiting of pending.values()) Deferred.unsafeDone(waiting, Exit.fail(error))
+      const waiting = [...pending.values()]
       pending.clear()
+      for (const settle of waiting) settle(Exit.fail(error))
     }
 
     // Calls in flight fail when the scope closes (before the process group is ended)...
@@ -721,44 +741,55 @@ const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderEr
       })
     )
 
-    const call = (name: string) => (args: Record<string, unknown>) =>
-      Effect.suspend(() => {
-        if (lost !== undefined) return Effect.fail(lost)
+    /**
+     * One request and its answer: the line is queued for writing and the call waits for the answer with that call
+     * id, with no fiber of its own. A write that fails waits a moment for the process's exit, whose status and stderr
+     * are the better reason; an interrupted call drops its line if it has not been written, and its answer, if it
+     * ever comes, is ignored.
+     */
+    const ask = (name: string, args: Record<string, unknown>, dir: string) =>
+      Effect.async<unknown, StdioProviderError>((resume) => {
+        if (lost !== undefined) return resume(Effect.fail(lost))
         const id = String(++nextId)
-        const answer = Deferred.unsafeMake<unknown, StdioProviderError>(FiberId.none)
-        pending.set(id, answer)
-        return Effect.gen(function*() {
-          const dir = (yield* FiberRef.get(currentDirectory)) ?? process.cwd()
-          const line = JSON.stringify({
-            call_id: id,
-            function: { name, arguments: JSON.stringify(args) },
-            context: { dir }
-          }) + "\n"
-          yield* writeLine(line).pipe(
-            // the exit (with its status and stderr) is the better reason, when it comes
-            Effect.catchAll((error) =>
-              Effect.raceFirst(
-                Effect.asVoid(Deferred.await(answer)),
-                Effect.zipRight(
-                  Process.realSleep(LAST_WORDS_MILLIS * 3),
-                  Effect.fail(
-                    new StdioProviderError({
-                      reason: "Closed",
-                      message: `the call could not be sent to stdio provider ${JSON.stringify(label)}: ${error.reason}`,
-                      cause: error
-                    })
-                  )
-                )
-              )
-            )
-          )
-          const content = yield* Deferred.await(answer)
-          return yield* fromContent(content)
-        }).pipe(
-          // an interrupted call has nothing to send on this wire: its answer, if it ever comes, is dropped
-          Effect.ensuring(Effect.sync(() => pending.delete(id)))
-        )
+        let lastWords: ReturnType<typeof setTimeout> | undefined
+        const settle = (exit: Exit.Exit<unknown, StdioProviderError>): void => {
+          if (lastWords !== undefined) clearTimeout(lastWords)
+          resume(exit)
+        }
+        pending.set(id, settle)
+        const line = JSON.stringify({
+          call_id: id,
+          function: { name, arguments: JSON.stringify(args) },
+          context: { dir }
+        })
+        const drop = sendLine(line + "\n", (written) => {
+          if (Exit.isSuccess(written) || pending.get(id) !== settle) return
+          const failure = Cause.failureOption(written.cause)
+          const reason = failure._tag === "Some" ? failure.value.reason : Cause.pretty(written.cause)
+          lastWords = setTimeout(() => {
+            if (pending.get(id) !== settle) return
+            pending.delete(id)
+            resume(Effect.fail(
+              new StdioProviderError({
+                reason: "Closed",
+                message: `the call could not be sent to stdio provider ${JSON.stringify(label)}: ${reason}`,
+                cause: written.cause
+              })
+            ))
+          }, LAST_WORDS_MILLIS * 3)
+        })
+        return Effect.sync(() => {
+          drop()
+          if (lastWords !== undefined) clearTimeout(lastWords)
+          if (pending.get(id) === settle) pending.delete(id)
+        })
       })
+
+    const call = (name: string) => (args: Record<string, unknown>) =>
+      Effect.flatMap(
+        FiberRef.get(currentDirectory),
+        (dir) => Effect.flatMap(ask(name, args, dir ?? process.cwd()), fromContent)
+      )
 
     const tools: Array<Tool.Tool<string>> = []
     for (const definition of definitions) {
