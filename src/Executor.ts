@@ -212,16 +212,7 @@ export const run = <Tools extends Tool.Any, RS = never>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
   options?: Options<RS>
-): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> =>
-  Effect.scoped(Effect.gen(function*() {
-    const handle = yield* Internal.start(toolkit, calls, options)
-    const outcomes: Array<Outcome> = new Array(calls.length)
-    yield* Stream.runForEach(handle.events, (event) => {
-      if (event._tag === "Finished") outcomes[event.index] = event.outcome
-      return Effect.void
-    })
-    return outcomes
-  }))
+): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> => Internal.run(toolkit, calls, options)
 
 /**
  * Whether the loop should stop after this batch instead of calling the model again: true only when every outcome

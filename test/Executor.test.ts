@@ -557,6 +557,29 @@ describe("Executor", () => {
         }))
       }))
 
+    it.live("run keeps no events: progress never waits for a consumer", () =>
+      Effect.gen(function*() {
+        let reported = 0
+        const gate = yield* Deferred.make<void>()
+        const Chatty = Tool.make("chatty", {
+          description: "Reports a lot, then waits",
+          handler: () =>
+            Effect.forEach(
+              Array.from({ length: 5000 }, (_, i) => i),
+              (i) => Effect.zipRight(Tool.progress({ progress: i }), Effect.sync(() => void reported++)),
+              { discard: true }
+            ).pipe(Effect.zipRight(Deferred.await(gate)), Effect.as("done"))
+        })
+        const fiber = yield* Effect.fork(
+          Executor.run(Toolkit.make(Chatty), [{ id: "c", name: "chatty", arguments: "" }])
+        )
+        // all 5,000 reports went through with nobody reading events (start's buffer holds a handler at 1,024)
+        yield* Effect.sleep("200 millis")
+        expect(reported).toBe(5000)
+        yield* Deferred.succeed(gate, undefined)
+        expect((yield* Fiber.join(fiber)).map(modelText)).toEqual(["done"])
+      }))
+
     it.live("100,000 no-op calls stream to the end without the events being retained", () =>
       Effect.gen(function*() {
         v8.setFlagsFromString("--expose-gc")

@@ -188,7 +188,33 @@ export const start = <Tools extends Tool.Any, RS>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
   options: Options<RS> | undefined
-): Effect.Effect<Handle, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
+): Effect.Effect<Handle, never, Scope.Scope | RS | Tool.Requirements<Tools>> => begin(toolkit, calls, options, false)
+
+/**
+ * The batch's outcomes in call order, once every call has finished; the calls run as `start` runs them. No event is
+ * kept: the outcomes are written where they belong as the calls finish, so the batch needs no stream (whose
+ * machinery, woken once per finished call when calls end one at a time, costs more than the call), and nothing
+ * waits for a consumer.
+ */
+export const run = <Tools extends Tool.Any, RS>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  calls: ReadonlyArray<ToolCall>,
+  options: Options<RS> | undefined
+): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> =>
+  Effect.scoped(Effect.flatMap(begin(toolkit, calls, options, true), (batch) => batch.outcomes))
+
+interface Batch extends Handle {
+  /** With `collect`: the outcomes once every call has finished. */
+  readonly outcomes: Effect.Effect<ReadonlyArray<Outcome>>
+}
+
+const begin = <Tools extends Tool.Any, RS>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  calls: ReadonlyArray<ToolCall>,
+  options: Options<RS> | undefined,
+  /** Keep only the outcomes, no events: see {@link run}. */
+  collect: boolean
+): Effect.Effect<Batch, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<RS | Tool.Requirements<Tools>>()
     const services = FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices)
@@ -294,18 +320,28 @@ export const start = <Tools extends Tool.Any, RS>(
     // -- events: a plain buffer the consumer takes whole; it wakes the consumer when it was waiting ---------
     let buffer: Array<ToolEvent> = []
     let wakeConsumer: (() => void) | undefined
-    const emit = (event: ToolEvent): void => {
-      buffer.push(event)
-      if (wakeConsumer !== undefined) {
-        const wake = wakeConsumer
-        wakeConsumer = undefined
-        wake()
+    // -- or, collecting: each Finished's outcome in its place, and the waiter woken when the last is in
+    const outcomes: Array<Outcome> = collect ? new Array(n) : []
+    let finished = 0
+    let wakeCollector: (() => void) | undefined
+    const emit = collect
+      ? (event: ToolEvent): void => {
+        if (event._tag !== "Finished") return
+        outcomes[event.index] = event.outcome
+        if (++finished === n && wakeCollector !== undefined) wakeCollector()
       }
-    }
+      : (event: ToolEvent): void => {
+        buffer.push(event)
+        if (wakeConsumer !== undefined) {
+          const wake = wakeConsumer
+          wakeConsumer = undefined
+          wake()
+        }
+      }
 
     // -- back-pressure ----------------------------------------------------------------------------------------
     const waitingForRoom: Array<() => void> = []
-    const roomForEvents = () => buffer.length < EVENT_BUFFER
+    const roomForEvents = () => collect || buffer.length < EVENT_BUFFER
     const waitForRoom: Effect.Effect<void> = Effect.async<void>((resume) => {
       if (roomForEvents()) return resume(Effect.void)
       const wake = () => resume(Effect.void)
@@ -584,7 +620,14 @@ export const start = <Tools extends Tool.Any, RS>(
       return Effect.zipRight(waitForEvents, pull)
     })
     const stream: Stream.Stream<ToolEvent> = n === 0 ? Stream.empty : Stream.repeatEffectChunkOption(pull)
-    return { events: stream, cancel }
+    const collected: Effect.Effect<ReadonlyArray<Outcome>> = Effect.async((resume) => {
+      if (finished === n) return resume(Effect.succeed(outcomes))
+      wakeCollector = () => resume(Effect.succeed(outcomes))
+      return Effect.sync(() => {
+        wakeCollector = undefined
+      })
+    })
+    return { events: stream, cancel, outcomes: collected }
   })
 
 export const shouldTerminate = (outcomes: ReadonlyArray<Outcome>): boolean =>
