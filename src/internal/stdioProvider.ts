@@ -406,18 +406,43 @@ export const serve = <Tools extends Tool.Any>(
   const program = Effect.scoped(Effect.gen(function*() {
     if (onProcessStdout) yield* guardProcessStdout
     const scheduler = yield* Scheduler.make({ maxParallel: options?.maxParallel, timeout: options?.timeout })
-    const write = lineWriter(yield* Effect.runtime<never>(), (text) => Effect.suspend(() => output(text)))
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const sendLine = lineQueue<unknown>((text, done) => runFork(Effect.suspend(() => output(text))).addObserver(done))
+    const written = (exit: Exit.Exit<void, unknown>): Exit.Exit<void, StdioProviderError> =>
+      Exit.mapError(exit, (error) =>
+        new StdioProviderError({
+          reason: "Output",
+          message: `writing to the output failed: ${reasonOf(error)}`,
+          cause: error
+        }))
     const send = (text: string): Effect.Effect<void, StdioProviderError> =>
-      write(text).pipe(
-        Effect.mapError((error) =>
-          new StdioProviderError({
-            reason: "Output",
-            message: `writing to the output failed: ${reasonOf(error)}`,
-            cause: error
-          })
-        )
-      )
+      Effect.async((resume) => {
+        const drop = sendLine(text, (exit) => resume(written(exit)))
+        return Effect.sync(drop)
+      })
     yield* send(header(toolkit))
+
+    // Answers known at once (a refusal, a handler that answered with a value) are written with no fiber: counted
+    // until written, and a failed write ends everything, as a failed `send` in a call's fiber does.
+    const broken = yield* Deferred.make<void, StdioProviderError>()
+    let unwritten = 0
+    let drained: (() => void) | undefined
+    const answerNow = (text: string): Effect.Effect<void> => {
+      unwritten++
+      sendLine(text, (exit) => {
+        unwritten--
+        if (Exit.isFailure(exit)) Deferred.unsafeDone(broken, written(exit))
+        if (unwritten === 0 && drained !== undefined) drained()
+      })
+      return Effect.void
+    }
+    const allWritten = Effect.async<void>((resume) => {
+      if (unwritten === 0) return resume(Effect.void)
+      drained = () => resume(Effect.void)
+      return Effect.sync(() => {
+        drained = undefined
+      })
+    })
 
     const inFlight = yield* FiberSet.make<void, StdioProviderError>()
     let lineNumber = 0
@@ -440,16 +465,12 @@ export const serve = <Tools extends Tool.Any>(
         case "Unanswerable":
           return Effect.logWarning(`stdio provider: ignored line ${lineNumber}: ${request.reason}: ${quote(line)}`)
         case "Malformed":
-          return Effect.asVoid(
-            FiberSet.run(inFlight, send(answerLine(request.id, `${ERROR_PREFIX}malformed request: ${request.reason}`)))
-          )
+          return answerNow(answerLine(request.id, `${ERROR_PREFIX}malformed request: ${request.reason}`))
         case "Call": {
           const call = { id: request.id, name: request.name, arguments: request.args }
           // a call that can start now and answers with a value needs no fiber of its own, only its answer written
           const now = scheduler.tryNow(toolkit, call)
-          if (now !== undefined && Either.isEither(now)) {
-            return Effect.asVoid(FiberSet.run(inFlight, send(answerLine(request.id, toContent(now)))))
-          }
+          if (now !== undefined && Either.isEither(now)) return answerNow(answerLine(request.id, toContent(now)))
           const run = now ?? scheduler.run(toolkit, call)
           const answered = Effect.flatMap(
             request.dir === undefined ? run : Effect.locally(run, currentDirectory, request.dir),
@@ -464,10 +485,11 @@ export const serve = <Tools extends Tool.Any>(
     const reading = Effect.gen(function*() {
       const read = yield* Effect.exit(Stream.runForEach(linesOf(input), handle))
       yield* FiberSet.awaitEmpty(inFlight)
+      yield* allWritten
       return yield* read
     })
     // A failed write ends everything at once: nobody is reading the answers.
-    yield* Effect.raceFirst(reading, FiberSet.join(inFlight))
+    yield* Effect.raceFirst(reading, Effect.raceFirst(FiberSet.join(inFlight), Deferred.await(broken)))
   }))
   return onProcessStdout ? Effect.withConsole(program, stderrConsole()) : program
 }
