@@ -4,21 +4,22 @@
  * line that has not gone out yet never does; a failed write fails every sender in it and the next write goes on.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
-import { lineWriter } from "../src/internal/stdioProvider.js"
+import { Deferred, Effect, Exit, Fiber, Runtime } from "effect"
+import { lineQueue, lineWriter } from "../src/internal/stdioProvider.js"
 
 /** An output whose writes wait for `release`, recording what each write carried. */
 const makeOutput = Effect.gen(function*() {
   const writes: Array<string> = []
   const gates: Array<Deferred.Deferred<void, Error>> = []
-  const runtime = yield* Effect.runtime<never>()
-  const write = lineWriter(runtime, (text: string) =>
-    Effect.suspend(() => {
+  const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+  const write = lineWriter(lineQueue<Error>((text, done) =>
+    runFork(Effect.suspend(() => {
       writes.push(text)
       const gate = Deferred.unsafeMake<void, Error>(undefined as never)
       gates.push(gate)
       return Deferred.await(gate)
-    }))
+    })).addObserver(done)
+  ))
   return {
     writes,
     write,

@@ -208,34 +208,23 @@ const answerLine = (callId: string, content: unknown): string => {
 // writing lines
 // ---------------------------------------------------------------------------------------------------------------
 
+/** Queues a line and calls `done` once its write has ended; the function it gives drops the line if its write has
+ * not started. */
+export type LineQueue<E> = (line: string, done: (exit: Exit.Exit<void, E>) => void) => () => void
+
 /**
  * Writes lines so that the lines sent while a write is in flight go out together in the next one. A write to a
  * pipe is a system call that wakes the reader, and costs more than answering a no-op call: under load one write
  * carries a burst of lines instead of one each. A line sent while nothing is being written goes out at once, so a
- * lone call waits for nothing; lines go out in the order they were sent, each whole. A line whose sender is
- * interrupted before its write starts is not written; every sender in a write that fails gets its error.
- */
-export const lineWriter = <E>(
-  runtime: Runtime.Runtime<never>,
-  write: (text: string) => Effect.Effect<void, E>
-): (line: string) => Effect.Effect<void, E> => {
-  const runFork = Runtime.runFork(runtime)
-  const send = lineQueue<E>((text, done) => runFork(write(text)).addObserver(done))
-  return (line) =>
-    Effect.async<void, E>((resume) => {
-      const drop = send(line, resume)
-      return Effect.sync(drop)
-    })
-}
-
-/**
- * {@link lineWriter} outside Effect, for a caller that is not a fiber and a write that takes a callback: `send`
- * queues a line and calls `done` once its write has ended; the function it gives drops the line if its write has
- * not started.
+ * lone call waits for nothing; lines go out in the order they were sent, each whole. A line dropped before its
+ * write starts is not written; every sender in a write that fails gets its error.
+ *
+ * Outside Effect (a write that takes a callback, callers that need no fiber); {@link lineWriter} is a line as an
+ * Effect on top of it.
  */
 export const lineQueue = <E>(
   write: (text: string, done: (exit: Exit.Exit<void, E>) => void) => void
-): (line: string, done: (exit: Exit.Exit<void, E>) => void) => () => void => {
+): LineQueue<E> => {
   interface Queued {
     readonly line: string
     readonly done: (exit: Exit.Exit<void, E>) => void
@@ -264,6 +253,11 @@ export const lineQueue = <E>(
     }
   }
 }
+
+/** A line through a {@link lineQueue} as an Effect: it ends when the line's write has ended; a line whose sender
+ * is interrupted before its write starts is not written. */
+export const lineWriter = <E>(send: LineQueue<E>) => (line: string): Effect.Effect<void, E> =>
+  Effect.async<void, E>((resume) => Effect.sync(send(line, resume)))
 
 // ---------------------------------------------------------------------------------------------------------------
 // serve
@@ -408,18 +402,14 @@ export const serve = <Tools extends Tool.Any>(
     const scheduler = yield* Scheduler.make({ maxParallel: options?.maxParallel, timeout: options?.timeout })
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const sendLine = lineQueue<unknown>((text, done) => runFork(Effect.suspend(() => output(text))).addObserver(done))
-    const written = (exit: Exit.Exit<void, unknown>): Exit.Exit<void, StdioProviderError> =>
-      Exit.mapError(exit, (error) =>
-        new StdioProviderError({
-          reason: "Output",
-          message: `writing to the output failed: ${reasonOf(error)}`,
-          cause: error
-        }))
-    const send = (text: string): Effect.Effect<void, StdioProviderError> =>
-      Effect.async((resume) => {
-        const drop = sendLine(text, (exit) => resume(written(exit)))
-        return Effect.sync(drop)
+    const outputError = (error: unknown) =>
+      new StdioProviderError({
+        reason: "Output",
+        message: `writing to the output failed: ${reasonOf(error)}`,
+        cause: error
       })
+    const write = lineWriter(sendLine)
+    const send = (text: string): Effect.Effect<void, StdioProviderError> => Effect.mapError(write(text), outputError)
     yield* send(header(toolkit))
 
     // Answers known at once (a refusal, a handler that answered with a value) are written with no fiber: counted
@@ -431,7 +421,7 @@ export const serve = <Tools extends Tool.Any>(
       unwritten++
       sendLine(text, (exit) => {
         unwritten--
-        if (Exit.isFailure(exit)) Deferred.unsafeDone(broken, written(exit))
+        if (Exit.isFailure(exit)) Deferred.unsafeDone(broken, Exit.mapError(exit, outputError))
         if (unwritten === 0 && drained !== undefined) drained()
       })
       return Effect.void
