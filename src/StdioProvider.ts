@@ -35,7 +35,6 @@ import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Internal from "./internal/stdioProvider.js"
 import type * as Tool from "./Tool.js"
-import type * as ToolDefinition from "./ToolDefinition.js"
 import type * as Toolkit from "./Toolkit.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -376,13 +375,7 @@ export interface ExitStatus extends Internal.ExitStatus {}
  * @since 0.1.0
  * @category models
  */
-export interface Provider {
-  readonly toolkit: Toolkit.Toolkit<Tool.Tool<string>>
-  readonly definitions: ReadonlyArray<ToolDefinition.OpenAiChat>
-  readonly command: string
-  readonly pid: number
-  readonly exited: Effect.Effect<ExitStatus>
-}
+export interface Provider extends Internal.Provider {}
 
 /**
  * Starts a provider program for the life of the current scope and gives its tools.

@@ -25,9 +25,9 @@ import {
   isToolError,
   PermissionDenied,
   ToolDefect,
+  ToolError as ToolErrorUnion,
   ToolFailure,
   ToolInterrupted,
-  ToolNotFound,
   ToolTimeout,
   TypeId
 } from "../ToolError.js"
@@ -111,17 +111,7 @@ export const makeProblem = (problem: Problem): ArgumentProblem => {
 }
 
 // An error made by `makeError` has no stack of its own: it reads as an error made with an empty stack trace would.
-for (
-  const Class of [
-    ToolNotFound,
-    InvalidArguments,
-    ToolFailure,
-    ToolDefect,
-    ToolTimeout,
-    PermissionDenied,
-    ToolInterrupted
-  ]
-) {
+for (const Class of ToolErrorUnion.members) {
   Object.defineProperty(Class.prototype, "stack", {
     get(this: Error) {
       return `${this.name}: ${this.message}`
