@@ -498,7 +498,6 @@ const serveCall = (
 ): Promise<SdkCallToolResult> => {
   const name = params.name
   const callId = `${session?.id ?? randomUUID()}/${String(extra.requestId)}`
-  const context: RequestContext = { session, server, extra, connection }
   if (extra.signal.aborted) return Promise.resolve(interrupted(name))
   const toolkit = core.toolkit()
   const structured = toolkit.byName.get(name)?.outputSchema !== undefined
@@ -510,6 +509,7 @@ const serveCall = (
   if (now !== undefined && Either.isEither(now)) {
     return Promise.resolve(Mcp.toCallToolResult(now, { structured }) as SdkCallToolResult)
   }
+  const context: RequestContext = { session, server, extra, connection }
   let program = inCall(
     Effect.map(
       now ?? core.scheduler.run(toolkit, call, { onProgress }),
