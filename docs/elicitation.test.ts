@@ -103,7 +103,7 @@ const connected = (client: Client, transport: Transport) =>
 
 const mcpDemo = Effect.scoped(Effect.gen(function*() {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(Toolkit.make(Deploy), { name: "deployer", version: "1.0.0" }, serverSide)
+  yield* McpServer.serve(Toolkit.make(Deploy), { name: "deployer", version: "1.0.0" }, serverSide)
   const client = new Client({ name: "desktop", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } })
   const asked: Array<unknown> = []
   client.setRequestHandler(ElicitRequestSchema, (request) => {
@@ -139,7 +139,7 @@ const AskTheUser = Elicitation.layer((request) =>
 
 const clientDemo = Effect.scoped(Effect.gen(function*() {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(Toolkit.make(Deploy), { name: "deployer", version: "1.0.0" }, serverSide)
+  yield* McpServer.serve(Toolkit.make(Deploy), { name: "deployer", version: "1.0.0" }, serverSide)
   const client = yield* Effect.provide(McpClient.connect(clientSide), AskTheUser)
   return yield* Executor.run(yield* client.toolkit, [{ id: "call_1", name: "deploy", arguments: {} }])
 }))
@@ -160,7 +160,7 @@ const Title = Tool.make("title", {
 
 const samplingDemo = Effect.scoped(Effect.gen(function*() {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(Toolkit.make(Title), { name: "writer", version: "1.0.0" }, serverSide)
+  yield* McpServer.serve(Toolkit.make(Title), { name: "writer", version: "1.0.0" }, serverSide)
   const client = new Client({ name: "desktop", version: "1.0.0" }, { capabilities: { sampling: {} } })
   client.setRequestHandler(CreateMessageRequestSchema, () => ({
     role: "assistant",
@@ -193,7 +193,7 @@ const Migrate = Tool.make("migrate", {
 
 const loggingDemo = Effect.scoped(Effect.gen(function*() {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(Toolkit.make(Migrate), { name: "db", version: "1.0.0" }, serverSide)
+  yield* McpServer.serve(Toolkit.make(Migrate), { name: "db", version: "1.0.0" }, serverSide)
   const client = new Client({ name: "desktop", version: "1.0.0" })
   const logs: Array<unknown> = []
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {

@@ -297,15 +297,16 @@ const RunJob = Tool.make("run_job", {
     Effect.gen(function*() {
       const pgid = 4242 // a real tool spawns here, in a new process group
       // durable before we go on: a host recovering from a crash finds the group to kill
-      yield* Recorder.write(Recorder.make("run_job/started", ProcessStarted, { pgid, startedAt: new Date(0) }))
+      yield* Recorder.write(Recorder.makeRecord("run_job/started", ProcessStarted, { pgid, startedAt: new Date(0) }))
       const result = ToolResult.text(`${job} finished`)
       // recorded once more, phase "end", when the call ends
-      return ToolResult.withDetails(result, Recorder.make("run_job/ended", ProcessEnded, { pgid, exitCode: 0 }))
+      return ToolResult.withDetails(result, Recorder.makeRecord("run_job/ended", ProcessEnded, { pgid, exitCode: 0 }))
     })
 })
 
 const recorderDemo = Effect.gen(function*() {
-  const { entries, layer } = yield* Recorder.memory
+  const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+  const layer = Recorder.layerMemory(entries)
   yield* Executor.run(Toolkit.make(RunJob), [{ id: "j1", name: "run_job", arguments: { job: "backup" } }]).pipe(
     Effect.provide(layer)
   )

@@ -129,7 +129,7 @@ const filesServer = Effect.gen(function*() {
     handler: () => Effect.sync(() => files.clear())
   })
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(
+  yield* McpServer.serve(
     Toolkit.make(ReadFile, WriteFile, DeleteFile, Reset),
     { name: "files", version: "1.0.0" },
     serverSide

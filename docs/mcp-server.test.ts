@@ -64,7 +64,7 @@ const clientOn = (transport: Transport) =>
 
 const inMemoryDemo = Effect.scoped(Effect.gen(function*() {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(kit, { name: "text-tools", version: "1.0.0" }, serverSide)
+  yield* McpServer.serve(kit, { name: "text-tools", version: "1.0.0" }, serverSide)
   const client = yield* clientOn(clientSide)
   const { tools } = yield* Effect.promise(() => client.listTools())
   const sum = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 2, b: 3 } }))
@@ -130,7 +130,7 @@ const Note = Tool.make("note", {
 const changingDemo = Effect.scoped(Effect.gen(function*() {
   const served = yield* SubscriptionRef.make<Toolkit.Toolkit<Tool.Tool<string>>>(Toolkit.make(Upper))
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  yield* McpServer.connect(served, { name: "text-tools", version: "1.0.0" }, serverSide)
+  yield* McpServer.serve(served, { name: "text-tools", version: "1.0.0" }, serverSide)
   const client = yield* clientOn(clientSide)
   const changed = yield* Deferred.make<void>()
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => Deferred.unsafeDone(changed, Exit.void))
@@ -180,7 +180,7 @@ describe("docs/mcp-server.md", () => {
       const session = () =>
         Effect.gen(function*() {
           const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-          yield* McpServer.connect(Toolkit.make(Note), { name: "notes", version: "1.0.0" }, serverSide)
+          yield* McpServer.serve(Toolkit.make(Note), { name: "notes", version: "1.0.0" }, serverSide)
           return yield* clientOn(clientSide)
         })
       const alice = yield* session()

@@ -70,7 +70,8 @@ const permissionDemo = Effect.scoped(Effect.gen(function*() {
 
 // #region records
 const recordsDemo = Effect.gen(function*() {
-  const { entries, layer } = yield* Recorder.memory
+  const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+  const layer = Recorder.layerMemory(entries)
   yield* Effect.scoped(Effect.gen(function*() {
     const kit = yield* Workspace.toolkit({ root })
     yield* Executor.run(kit, [{ id: "job", name: "bash", arguments: { command: "echo working" } }])

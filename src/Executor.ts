@@ -62,7 +62,7 @@ export type Started = Internal.Started
  * @since 0.1.0
  * @category events
  */
-export type Progress = Internal.ProgressEvent
+export type ProgressEvent = Internal.ProgressEvent
 
 /**
  * The call ended; exactly one per call. `durationMillis` is the handler's running time (0 if it never ran).

@@ -304,7 +304,7 @@ export const session: Effect.Effect<Option.Option<Session>> = Internal.session
  *
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
- *   yield* McpServer.connect(Toolkit.make(Upper), { name: "text-tools", version: "1.0.0" }, serverSide)
+ *   yield* McpServer.serve(Toolkit.make(Upper), { name: "text-tools", version: "1.0.0" }, serverSide)
  *   const client = new Client({ name: "test", version: "1.0.0" })
  *   yield* Effect.promise(() => client.connect(clientSide))
  *   return yield* Effect.promise(() => client.callTool({ name: "upper", arguments: { text: "hi" } }))
@@ -315,11 +315,11 @@ export const session: Effect.Effect<Option.Option<Session>> = Internal.session
  * @since 0.1.0
  * @category serving
  */
-export const connect: <T extends Tool.Any>(
+export const serve: <T extends Tool.Any>(
   toolkit: Source<T>,
   options: Options,
   transport: Transport
-) => Effect.Effect<void, McpServerError, Scope.Scope | Tool.Requirements<T>> = Internal.connect
+) => Effect.Effect<void, McpServerError, Scope.Scope | Tool.Requirements<T>> = Internal.serve
 
 /**
  * Serves a toolkit on stdin/stdout, the way MCP clients run local servers, until stdin ends; it then answers every

@@ -136,14 +136,14 @@ export class Recorder extends Context.Tag("effect-agent-tools/Recorder")<
  * import { Recorder } from "effect-agent-tools"
  *
  * const Spawned = Schema.Struct({ pgid: Schema.Int, startedAt: Schema.Date })
- * const record = Recorder.make("bash/process", Spawned, { pgid: 4242, startedAt: new Date(0) })
+ * const record = Recorder.makeRecord("bash/process", Spawned, { pgid: 4242, startedAt: new Date(0) })
  * console.log(record.data) // { pgid: 4242, startedAt: "1970-01-01T00:00:00.000Z" }
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <A, I>(namespace: string, schema: Schema.Schema<A, I, never>, value: A): Record =>
+export const makeRecord = <A, I>(namespace: string, schema: Schema.Schema<A, I, never>, value: A): Record =>
   new Record({ namespace, data: Schema.encodeSync(schema)(value) })
 
 /**
@@ -155,7 +155,7 @@ export const make = <A, I>(namespace: string, schema: Schema.Schema<A, I, never>
  * import { Recorder } from "effect-agent-tools"
  *
  * const Spawned = Schema.Struct({ pgid: Schema.Int })
- * const record = Recorder.make("bash/process", Spawned, { pgid: 4242 })
+ * const record = Recorder.makeRecord("bash/process", Spawned, { pgid: 4242 })
  * const value = Recorder.decode(record, Spawned) // Either.right({ pgid: 4242 })
  * ```
  *
@@ -175,7 +175,7 @@ export const decode = <A, I>(record: Record, schema: Schema.Schema<A, I, never>)
  * import { Recorder } from "effect-agent-tools"
  *
  * const Spawned = Schema.Struct({ pgid: Schema.Int })
- * const afterSpawn = (pgid: number) => Recorder.write(Recorder.make("bash/process", Spawned, { pgid }))
+ * const afterSpawn = (pgid: number) => Recorder.write(Recorder.makeRecord("bash/process", Spawned, { pgid }))
  * ```
  *
  * @since 0.1.0
@@ -191,8 +191,7 @@ export const write = (record: Record): Effect.Effect<void, RecordError> =>
   })
 
 /**
- * A recorder that keeps entries in memory, with the entries readable through the returned `Ref`; for tests and
- * for hosts that forward records elsewhere.
+ * A recorder that appends every entry to the given `Ref`; for tests and for hosts that forward records elsewhere.
  *
  * @example
  * ```ts
@@ -200,8 +199,8 @@ export const write = (record: Record): Effect.Effect<void, RecordError> =>
  * import { Recorder } from "effect-agent-tools"
  *
  * const program = Effect.gen(function*() {
- *   const { entries, layer } = yield* Recorder.memory
- *   // ... run calls with Effect.provide(layer), then:
+ *   const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+ *   // ... run calls with Effect.provide(Recorder.layerMemory(entries)), then:
  *   return yield* Ref.get(entries)
  * })
  * ```
@@ -209,13 +208,8 @@ export const write = (record: Record): Effect.Effect<void, RecordError> =>
  * @since 0.1.0
  * @category layers
  */
-export const memory: Effect.Effect<{
-  readonly entries: Ref.Ref<ReadonlyArray<Entry>>
-  readonly layer: Layer.Layer<Recorder>
-}> = Effect.map(Ref.make<ReadonlyArray<Entry>>([]), (entries) => ({
-  entries,
-  layer: Layer.succeed(Recorder, { write: (entry) => Ref.update(entries, (all) => [...all, entry]) })
-}))
+export const layerMemory = (entries: Ref.Ref<ReadonlyArray<Entry>>): Layer.Layer<Recorder> =>
+  Layer.succeed(Recorder, { write: (entry) => Ref.update(entries, (all) => [...all, entry]) })
 
 /**
  * The JSON form of an entry, one line of a journal: `{ callId, tool, phase, namespace, data }`.

@@ -102,6 +102,28 @@ export interface Mcp {
 export type Format = "openAiChat" | "openAiResponses" | "anthropic" | "gemini" | "mcp"
 
 /**
+ * Every format, in a fixed order: the one spelling of a provider format, used by `Toolkit.definitions`, the CLI's
+ * `--format` and the provider modules alike.
+ *
+ * @example
+ * ```ts
+ * import { ToolDefinition } from "effect-agent-tools"
+ *
+ * console.log(ToolDefinition.formats) // ["openAiChat", "openAiResponses", "anthropic", "gemini", "mcp"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const formats: readonly ["openAiChat", "openAiResponses", "anthropic", "gemini", "mcp"] = [
+  "openAiChat",
+  "openAiResponses",
+  "anthropic",
+  "gemini",
+  "mcp"
+]
+
+/**
  * The definition type of each format.
  *
  * @since 0.1.0
@@ -292,13 +314,13 @@ export const mcp = (tool: Any): Mcp => {
  * import { Tool, ToolDefinition } from "effect-agent-tools"
  *
  * const Now = Tool.make("now", { description: "The time", handler: () => Effect.succeed("noon") })
- * const definition = ToolDefinition.of(Now, "anthropic")
+ * const definition = ToolDefinition.make(Now, "anthropic")
  * ```
  *
  * @since 0.1.0
  * @category definitions
  */
-export const of = <F extends Format>(tool: Any, format: F): Definitions[F] => {
+export const make = <F extends Format>(tool: Any, format: F): Definitions[F] => {
   switch (format) {
     case "openAiChat":
       return openAiChat(tool) as Definitions[F]

@@ -256,5 +256,5 @@ export const definitions: {
   <F extends ToolDefinition.Format>(
     self: Toolkit<Tool.Any>,
     format: F
-  ): ReadonlyArray<ToolDefinition.Definitions[F]> => self.tools.map((tool) => ToolDefinition.of(tool, format))
+  ): ReadonlyArray<ToolDefinition.Definitions[F]> => self.tools.map((tool) => ToolDefinition.make(tool, format))
 )

@@ -117,7 +117,8 @@ const bash = (shell: Effect.Effect<Shell.Shell, WorkspaceError>, defaultTimeout:
         let soFar = ""
         const timeout = timeout_ms === undefined ? defaultTimeout : Duration.millis(timeout_ms)
         const result = yield* session.run(command, {
-          onStarted: (pgid) => Recorder.write(Recorder.make(BASH_PROCESS_NAMESPACE, BashProcess, { pgid, command })),
+          onStarted: (pgid) =>
+            Recorder.write(Recorder.makeRecord(BASH_PROCESS_NAMESPACE, BashProcess, { pgid, command })),
           onOutput: (output) => {
             soFar = output
             return Tool.progress({ message: lastLine(output), partial: output })

@@ -270,7 +270,7 @@ describe("Executor: calls answered by a value and calls run as fibers", () => {
       const Detailed = Tool.make("detailed", {
         description: "Answers at once with recordable details",
         handler: () =>
-          Effect.succeed(ToolResult.withDetails(ToolResult.text("done"), Recorder.make("test", Schema.Int, 1)))
+          Effect.succeed(ToolResult.withDetails(ToolResult.text("done"), Recorder.makeRecord("test", Schema.Int, 1)))
       })
       const kit = Toolkit.make(Detailed)
       const calls = [{ id: "d1", name: "detailed", arguments: "" }]
@@ -291,7 +291,8 @@ describe("Executor: calls answered by a value and calls run as fibers", () => {
       yield* Executor.run(kit, calls).pipe(Effect.withTracer(tracer))
       expect(spans).toContain("Executor.call")
       // a recorder
-      const { entries, layer } = yield* Recorder.memory
+      const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+      const layer = Recorder.layerMemory(entries)
       const outcomes = yield* Executor.run(kit, calls).pipe(Effect.provide(layer))
       expect(outcomes.map(modelText)).toEqual(["done"])
       expect((yield* Ref.get(entries)).map((e) => [e.callId, e.phase])).toEqual([["d1", "end"]])

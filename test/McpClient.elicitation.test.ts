@@ -169,7 +169,7 @@ describe("McpClient answering elicitation", () => {
           )
       })
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      yield* McpServer.connect(Toolkit.make(Register), { name: "ours", version: "1.0.0" }, serverSide)
+      yield* McpServer.serve(Toolkit.make(Register), { name: "ours", version: "1.0.0" }, serverSide)
       const { asked, layer } = answering(Elicitation.accept({ name: "Ada" }))
       const client = yield* Effect.provide(McpClient.connect(clientSide), layer)
       const [outcome] = yield* Executor.run(yield* client.toolkit, [{ id: "1", name: "register", arguments: {} }])
@@ -208,7 +208,7 @@ describe("McpClient and a server's log messages", () => {
         lines.push(`${logLevel.label} ${text} (${String(server)}, ${String(logger)})`)
       })
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      yield* McpServer.connect(Toolkit.make(Chatty), { name: "chatty-server", version: "1.0.0" }, serverSide).pipe(
+      yield* McpServer.serve(Toolkit.make(Chatty), { name: "chatty-server", version: "1.0.0" }, serverSide).pipe(
         Effect.provide(Logger.replace(Logger.defaultLogger, Logger.none))
       )
       const client = yield* McpClient.connect(clientSide, logLevel === undefined ? {} : { logLevel }).pipe(

@@ -95,7 +95,7 @@ const transports: ReadonlyArray<readonly [string, Connect]> = [
     (source) =>
       Effect.gen(function*() {
         const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-        yield* McpServer.connect(source, info, serverSide)
+        yield* McpServer.serve(source, info, serverSide)
         return yield* McpClient.connect(clientSide, { prefix: "ours" })
       })
   ],

@@ -163,7 +163,7 @@ const quiet = Logger.replace(Logger.defaultLogger, Logger.none)
 const inMemory = (options: Parameters<typeof clientOn>[1] = {}, host: Layer.Layer<never> = quiet) =>
   Effect.gen(function*() {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    yield* Effect.provide(McpServer.connect(kit, info, serverSide), host)
+    yield* Effect.provide(McpServer.serve(kit, info, serverSide), host)
     return yield* clientOn(clientSide, options)
   })
 
@@ -468,7 +468,7 @@ describe("McpServer, in a call", () => {
       Effect.gen(function*() {
         const asked = yield* Deferred.make<string | number>()
         const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-        yield* McpServer.connect(kit, info, serverSide)
+        yield* McpServer.serve(kit, info, serverSide)
         const client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: { sampling: {} } })
         client.setRequestHandler(CreateMessageRequestSchema, (_request, extra) => {
           Deferred.unsafeDone(asked, Exit.succeed(extra.requestId))

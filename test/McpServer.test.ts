@@ -105,7 +105,7 @@ const Started = Tool.make("started", {
     Effect.succeed(
       ToolResult.withDetails(
         ToolResult.text("started"),
-        Recorder.make("proc", Schema.Struct({ pid: Schema.Int }), { pid: 42 })
+        Recorder.makeRecord("proc", Schema.Struct({ pid: Schema.Int }), { pid: 42 })
       )
     )
 })
@@ -136,12 +136,12 @@ const tap = (transport: Transport): Wire => {
   return wire
 }
 
-/** An SDK client connected in memory to `McpServer.connect`, both closed with the scope. */
+/** An SDK client connected in memory to `McpServer.serve`, both closed with the scope. */
 const connected = <T extends Tool.Any>(source: McpServer.Source<T>, options: McpServer.Options = info) =>
   Effect.gen(function*() {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     const wire = tap(clientSide)
-    yield* McpServer.connect(source, options, serverSide)
+    yield* McpServer.serve(source, options, serverSide)
     const client = new Client({ name: "test-client", version: "1.2.3" })
     yield* Effect.acquireRelease(
       Effect.promise(() => client.connect(clientSide)),
@@ -525,7 +525,7 @@ describe("McpServer", () => {
           received.push(message)
           for (const wake of waiting.splice(0)) wake()
         }
-        yield* McpServer.connect(source, info, serverSide)
+        yield* McpServer.serve(source, info, serverSide)
         yield* Effect.promise(() => clientSide.start())
         const answer = (id: number) =>
           Effect.promise(() =>
@@ -730,7 +730,7 @@ describe("McpServer", () => {
 
   it("serving needs only a Scope and what the toolkit's handlers need", () => {
     // a type-level pin: a toolkit whose handlers need nothing is served with nothing but a Scope
-    const serve: Effect.Effect<void, McpServer.McpServerError, Scope.Scope> = McpServer.connect(
+    const serve: Effect.Effect<void, McpServer.McpServerError, Scope.Scope> = McpServer.serve(
       kit,
       info,
       InMemoryTransport.createLinkedPair()[1]

@@ -16,7 +16,7 @@ const Spawn = Tool.make("spawn", {
   description: "Start a process",
   parameters: { pgid: Schema.Int },
   handler: ({ pgid }) =>
-    Effect.as(Recorder.write(Recorder.make("spawn/process", Spawned, { pgid, startedAt: at })), `started ${pgid}`)
+    Effect.as(Recorder.write(Recorder.makeRecord("spawn/process", Spawned, { pgid, startedAt: at })), `started ${pgid}`)
 })
 
 /** A tool whose result carries a recordable `details`. */
@@ -27,7 +27,7 @@ const Exit = Tool.make("exit", {
     Effect.succeed(
       ToolResult.withDetails(
         ToolResult.text(`exited ${code}`),
-        Recorder.make("exit/status", Finished, { exitCode: code })
+        Recorder.makeRecord("exit/status", Finished, { exitCode: code })
       )
     )
 })
@@ -58,7 +58,8 @@ describe("Recorder", () => {
   describe("write inside a handler", () => {
     it.effect("records an entry for the current call, phase \"during\"", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         const outcomes = yield* Executor.run(Toolkit.make(Spawn), [
           { id: "call_1", name: "spawn", arguments: { pgid: 4242 } }
         ]).pipe(Effect.provide(layer))
@@ -74,7 +75,8 @@ describe("Recorder", () => {
 
     it.effect("works the same through Tool.execute", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         const outcome = yield* Tool.execute(Spawn, { id: "call_x", arguments: { pgid: 7 } }).pipe(Effect.provide(layer))
         expect(Either.map(outcome, ToolResult.toText)).toEqual(Either.right("started 7"))
         expect((yield* Ref.get(entries)).map((e) => [e.callId, e.tool, e.phase])).toEqual([[
@@ -86,7 +88,8 @@ describe("Recorder", () => {
 
     it.effect("records each call of a batch under its own call id", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         yield* Executor.run(Toolkit.make(Spawn), [
           { id: "a", name: "spawn", arguments: { pgid: 1 } },
           { id: "b", name: "spawn", arguments: { pgid: 2 } },
@@ -98,11 +101,12 @@ describe("Recorder", () => {
 
     it.effect("reaches the recorder from a fiber the handler forked", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         const Forking = Tool.make("forking", {
           description: "Record from a child fiber",
           handler: () =>
-            Effect.fork(Recorder.write(Recorder.make("forking/child", Schema.String, "child"))).pipe(
+            Effect.fork(Recorder.write(Recorder.makeRecord("forking/child", Schema.String, "child"))).pipe(
               Effect.flatMap(Fiber.join)
             )
         })
@@ -122,9 +126,10 @@ describe("Recorder", () => {
 
     it.effect("is a no-op outside a call, even with a recorder installed", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
-        yield* Recorder.write(Recorder.make("loose/record", Schema.String, "x")).pipe(Effect.provide(layer))
-        yield* Recorder.write(Recorder.make("loose/record", Schema.String, "x"))
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
+        yield* Recorder.write(Recorder.makeRecord("loose/record", Schema.String, "x")).pipe(Effect.provide(layer))
+        yield* Recorder.write(Recorder.makeRecord("loose/record", Schema.String, "x"))
         expect(yield* Ref.get(entries)).toEqual([])
       }))
 
@@ -142,7 +147,7 @@ describe("Recorder", () => {
           handler: () =>
             Effect.gen(function*() {
               yield* Ref.update(progress, (all) => [...all, "spawned"])
-              yield* Recorder.write(Recorder.make("careful/pgid", Schema.Int, 99))
+              yield* Recorder.write(Recorder.makeRecord("careful/pgid", Schema.Int, 99))
               yield* Ref.update(progress, (all) => [...all, "after write"])
               return "ok"
             })
@@ -167,7 +172,7 @@ describe("Recorder", () => {
           description: "Never spawn without a record",
           handler: () =>
             Effect.zipRight(
-              Recorder.write(Recorder.make("careful/pgid", Schema.Int, 1)),
+              Recorder.write(Recorder.makeRecord("careful/pgid", Schema.Int, 1)),
               Effect.sync(() => sideEffects.push("spawned"))
             )
         })
@@ -184,14 +189,18 @@ describe("Recorder", () => {
   describe("a result's details", () => {
     it.effect("that is a Record is recorded once more with phase \"end\" when the call ends", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         const Both = Tool.make("both", {
           description: "Record during, and return recordable details",
           handler: () =>
             Effect.zipRight(
-              Recorder.write(Recorder.make("both/started", Schema.String, "pid 1")),
+              Recorder.write(Recorder.makeRecord("both/started", Schema.String, "pid 1")),
               Effect.succeed(
-                ToolResult.withDetails(ToolResult.text("done"), Recorder.make("both/ended", Finished, { exitCode: 0 }))
+                ToolResult.withDetails(
+                  ToolResult.text("done"),
+                  Recorder.makeRecord("both/ended", Finished, { exitCode: 0 })
+                )
               )
             )
         })
@@ -209,13 +218,14 @@ describe("Recorder", () => {
         // the details stay on the result for the application, as they were
         const [, exited] = outcomes
         expect(Either.isRight(exited) && exited.right.details).toEqual(
-          Recorder.make("exit/status", Finished, { exitCode: 3 })
+          Recorder.makeRecord("exit/status", Finished, { exitCode: 3 })
         )
       }))
 
     it.effect("is recorded before the call's Finished event", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         const seenAtFinish: Array<number> = []
         yield* Executor.stream(Toolkit.make(Exit), [{ id: "e", name: "exit", arguments: { code: 0 } }]).pipe(
           Stream.runForEach((event) =>
@@ -230,7 +240,8 @@ describe("Recorder", () => {
 
     it.effect("that is not recordable is not recorded", () =>
       Effect.gen(function*() {
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         const Plain = Tool.make("plain", {
           description: "Details for the application only",
           handler: () => Effect.succeed(ToolResult.withDetails(ToolResult.text("ok"), { namespace: "x", data: 1 }))
@@ -259,7 +270,7 @@ describe("Recorder", () => {
 
   describe("make and decode", () => {
     it("round-trip a value through its schema, Dates included", () => {
-      const record = Recorder.make("bash/process", Spawned, { pgid: 4242, startedAt: at })
+      const record = Recorder.makeRecord("bash/process", Spawned, { pgid: 4242, startedAt: at })
       expect(record.namespace).toBe("bash/process")
       // the data is the encoded side, plain JSON
       expect(record.data).toEqual({ pgid: 4242, startedAt: "2025-01-02T03:04:05.678Z" })
@@ -272,7 +283,7 @@ describe("Recorder", () => {
     })
 
     it("decode reads a record that crossed JSON", () => {
-      const record = Recorder.make("bash/process", Spawned, { pgid: 1, startedAt: at })
+      const record = Recorder.makeRecord("bash/process", Spawned, { pgid: 1, startedAt: at })
       const line = JSON.parse(
         Recorder.toJsonLine({ callId: "c", tool: "bash", phase: "during", record })
       ) as { namespace: string; data: unknown }
@@ -281,16 +292,16 @@ describe("Recorder", () => {
     })
 
     it("decode with the wrong schema is a Left", () => {
-      const record = Recorder.make("exit/status", Finished, { exitCode: 0 })
+      const record = Recorder.makeRecord("exit/status", Finished, { exitCode: 0 })
       expect(Either.isLeft(Recorder.decode(record, Spawned))).toBe(true)
     })
 
     it("make throws for a value its schema cannot encode (a programmer error)", () => {
-      expect(() => Recorder.make("bad", Schema.Int, 1.5)).toThrow()
+      expect(() => Recorder.makeRecord("bad", Schema.Int, 1.5)).toThrow()
     })
 
     it("isRecordable tells records from look-alikes", () => {
-      expect(Recorder.isRecordable(Recorder.make("x", Schema.Number, 1))).toBe(true)
+      expect(Recorder.isRecordable(Recorder.makeRecord("x", Schema.Number, 1))).toBe(true)
       expect(Recorder.isRecordable(new Recorder.Record({ namespace: "x", data: 1 }))).toBe(true)
       expect(Recorder.isRecordable({ namespace: "x", data: 1 })).toBe(false)
       expect(Recorder.isRecordable(undefined)).toBe(false)
@@ -329,13 +340,13 @@ describe("Recorder", () => {
             callId: "s",
             tool: "spawn",
             phase: "during",
-            record: Recorder.make("spawn/process", Spawned, { pgid: 12, startedAt: at })
+            record: Recorder.makeRecord("spawn/process", Spawned, { pgid: 12, startedAt: at })
           }),
           Recorder.toJsonLine({
             callId: "e",
             tool: "exit",
             phase: "end",
-            record: Recorder.make("exit/status", Finished, { exitCode: 2 })
+            record: Recorder.makeRecord("exit/status", Finished, { exitCode: 2 })
           })
         ])
         expect(JSON.parse(lines[0])).toEqual({
@@ -371,7 +382,7 @@ describe("Recorder", () => {
         const Big = Tool.make("big", {
           description: "Write a large record",
           parameters: { n: Schema.Int },
-          handler: ({ n }) => Recorder.write(Recorder.make("big/blob", Schema.String, `${n}:${payload}`))
+          handler: ({ n }) => Recorder.write(Recorder.makeRecord("big/blob", Schema.String, `${n}:${payload}`))
         })
         const calls = Array.from({ length: 20 }, (_, n) => ({ id: `call_${n}`, name: "big", arguments: { n } }))
         const outcomes = yield* Executor.run(Toolkit.make(Big), calls, { maxParallel: 20 }).pipe(
@@ -406,7 +417,7 @@ describe("Recorder", () => {
           description: "Read the journal right after writing",
           handler: () =>
             Effect.zipRight(
-              Recorder.write(Recorder.make("check/now", Schema.String, "now")),
+              Recorder.write(Recorder.makeRecord("check/now", Schema.String, "now")),
               Effect.map(readLines(file), (lines) => lines.map((l) => JSON.parse(l).namespace).join(","))
             )
         })

@@ -103,7 +103,7 @@ describe("ToolDefinition", () => {
       const expected = tools.map((tool) => byFunction[format](tool))
       expect(Toolkit.definitions(kit, format)).toEqual(expected)
       expect(kit.pipe(Toolkit.definitions(format))).toEqual(expected)
-      expect(tools.map((tool) => ToolDefinition.of(tool, format))).toEqual(expected)
+      expect(tools.map((tool) => ToolDefinition.make(tool, format))).toEqual(expected)
     }
     expect(Toolkit.definitions(kit, "mcp").map((d) => d.name)).toEqual([
       "read_file",

@@ -278,7 +278,8 @@ describe("Workspace", () => {
     it.live("interrupting `sleep 300 & wait` ends the background child too, and the shell still answers", () =>
       Effect.gen(function*() {
         const root = makeRoot()
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         yield* Effect.scoped(Effect.gen(function*() {
           const kit = yield* Workspace.toolkit({ root })
           const batch = yield* Executor.start(kit, [call("bash", { command: "sleep 300 & echo started; wait" })])
@@ -326,7 +327,8 @@ describe("Workspace", () => {
     it.live("closing the toolkit's scope ends the shell and what its commands left running", () =>
       Effect.gen(function*() {
         const root = makeRoot()
-        const { entries, layer } = yield* Recorder.memory
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const layer = Recorder.layerMemory(entries)
         yield* Effect.scoped(Effect.gen(function*() {
           const kit = yield* Workspace.toolkit({ root })
           expect((yield* Executor.run(kit, [call("bash", { command: "nohup sleep 300 >/dev/null 2>&1 & echo ok" })]))

@@ -4,7 +4,7 @@
  * given back whenever a call is interrupted, including the moment slots were handed to it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Option, Schema } from "effect"
+import { Deferred, Effect, Either, Fiber, Option, Ref, Schema } from "effect"
 import type { Executor } from "../src/index.js"
 import { Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
 import * as Scheduler from "../src/internal/scheduler.js"
@@ -241,7 +241,7 @@ describe("the scheduler", () => {
           handler: () => Effect.succeed("ok")
         })
         expect(scheduler.tryNow(Toolkit.make(Asks), { id: "p", name: "asks", arguments: {} })).toBeUndefined()
-        const { layer } = yield* Recorder.memory
+        const layer = Recorder.layerMemory(yield* Ref.make<ReadonlyArray<Recorder.Entry>>([]))
         const recording = yield* Scheduler.make({ maxParallel: 4 }).pipe(Effect.provide(layer))
         expect(recording.tryNow(t.kit, t.call("v", "value"))).toBeUndefined()
       }))

@@ -32,21 +32,13 @@ export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly 
 
 export const demo = Demo.run(stdoutSink())
 
-const formats = {
-  openai: "openAiChat",
-  responses: "openAiResponses",
-  anthropic: "anthropic",
-  gemini: "gemini",
-  mcp: "mcp"
-} as const satisfies Record<string, ToolDefinition.Format>
-
 export const list = (
   root: string,
-  format: keyof typeof formats
+  format: ToolDefinition.Format
 ): Effect.Effect<void, Workspace.WorkspaceError, FileSystem.FileSystem | Path.Path> =>
   Effect.scoped(Effect.gen(function*() {
     const kit = yield* Workspace.toolkit({ root })
-    process.stdout.write(JSON.stringify(Toolkit.definitions(kit, formats[format]), null, 2) + "\n")
+    process.stdout.write(JSON.stringify(Toolkit.definitions(kit, format), null, 2) + "\n")
   }))
 
 const readStdin = Effect.async<string>((resume) => {

@@ -17,6 +17,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as ToolDefinition from "../ToolDefinition.js"
 import * as Commands from "./commands.js"
 import * as Edges from "./edges.js"
 
@@ -32,8 +33,8 @@ const demo = Command.make("demo", {}, () => Commands.demo).pipe(
 )
 
 const list = Command.make("list", {
-  format: Options.choice("format", ["openai", "responses", "anthropic", "gemini", "mcp"]).pipe(
-    Options.withDefault("openai" as const),
+  format: Options.choice("format", ToolDefinition.formats).pipe(
+    Options.withDefault("openAiChat" as const),
     Options.withDescription("The provider format of the definitions")
   ),
   root

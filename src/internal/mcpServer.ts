@@ -1,7 +1,7 @@
 /**
  * The MCP server's machinery, on the SDK's low-level `Server` so our own JSON Schema is what clients see.
  *
- * One `Core` per served toolkit (one `McpServer.connect`, `stdio` or `http`): the long-lived scheduler every
+ * One `Core` per served toolkit (one `McpServer.serve`, `stdio` or `http`): the long-lived scheduler every
  * session's calls go through (so resource keys serialise calls across clients), the `FiberSet` the calls run in
  * (closing the core's scope interrupts them and waits for their finalizers), the current toolkit and the SDK
  * `Server`s attached to it (one per connection; an HTTP server has one per session, or one per request when
@@ -632,7 +632,7 @@ const attach = (
 // any transport
 // ---------------------------------------------------------------------------------------------------------------
 
-export const connect = <T extends Tool.Any>(
+export const serve = <T extends Tool.Any>(
   source: Source<T>,
   options: Options,
   transport: Transport
