@@ -878,11 +878,12 @@ describe("McpClient", () => {
 
   describe("internals", () => {
     it("finds the id of an oversize answer at either end of the line", () => {
-      expect(responseIdOf("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[", "")).toBe(7)
-      expect(responseIdOf("{\"result\":{\"content\":[{\"id\":3", "xx\"}]},\"jsonrpc\":\"2.0\",\"id\":12}")).toBe(12)
-      expect(responseIdOf("{\"id\":\"a\\\"b\",\"result\":", "")).toBe("a\"b")
+      const idOf = (head: string, tail: string) => responseIdOf({ bytes: head.length + tail.length, head, tail })
+      expect(idOf("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[", "")).toBe(7)
+      expect(idOf("{\"result\":{\"content\":[{\"id\":3", "xx\"}]},\"jsonrpc\":\"2.0\",\"id\":12}")).toBe(12)
+      expect(idOf("{\"id\":\"a\\\"b\",\"result\":", "")).toBe("a\"b")
       // an id nested in the result is not the response's
-      expect(responseIdOf("{\"result\":{\"id\":3", "\"x\",\"meta\":{\"id\":4}}}")).toBeUndefined()
+      expect(idOf("{\"result\":{\"id\":3", "\"x\",\"meta\":{\"id\":4}}}")).toBeUndefined()
     })
 
     it("measures a result without building its JSON", () => {

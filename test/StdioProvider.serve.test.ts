@@ -9,7 +9,7 @@ import { Deferred, Effect, Either, Option, Queue } from "effect"
 import * as ChildProcess from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Executor, ToolError, Toolkit, ToolResult } from "../src/index.js"
-import { lineSplitter } from "../src/internal/process.js"
+import { lineSplitter } from "../src/internal/lines.js"
 import * as StdioProvider from "../src/StdioProvider.js"
 
 const SERVED = fileURLToPath(new URL("./fixtures/provider-served.ts", import.meta.url))
@@ -201,12 +201,13 @@ describe("StdioProvider.connect to StdioProvider.main", () => {
         cwd: ROOT,
         startTimeout: START_TIMEOUT
       })
-      expect(Toolkit.names(provider.toolkit)).toEqual(NAMES)
-      const add = Option.getOrThrow(Toolkit.lookup(provider.toolkit, "add"))
+      const kit = yield* provider.toolkit
+      expect(Toolkit.names(kit)).toEqual(NAMES)
+      const add = Option.getOrThrow(Toolkit.lookup(kit, "add"))
       expect(add.strict).toBe(true)
 
       const text = "x".repeat(5 * 1024 * 1024)
-      const outcomes = yield* Executor.run(provider.toolkit, [
+      const outcomes = yield* Executor.run(kit, [
         { id: "1", name: "upper", arguments: "{\"text\":\"hi\"}" },
         { id: "2", name: "add", arguments: "{\"a\":2,\"b\":3}" },
         { id: "3", name: "refuse", arguments: "{\"why\":\"no reason\"}" },
