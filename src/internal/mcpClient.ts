@@ -563,7 +563,9 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
   Effect.gen(function*() {
     const tools: Array<Tool.Tool<string>> = []
     const seen = new Set<string>()
-    for (const remote of listed) {
+    for (const [i, remote] of listed.entries()) {
+      // compiling schemas is synchronous work: the listing's deadline must be able to fire between tools
+      if (i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1) yield* Process.yieldToEventLoop
       const name = localName(session, remote.name)
       const unusable = unusableName(remote.name, name, seen)
       if (unusable !== undefined) {

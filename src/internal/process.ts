@@ -92,6 +92,19 @@ export const realSleep = (millis: number): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(timer))
   })
 
+/**
+ * Lets the event loop turn (its timers, its I/O) before going on. Effect's scheduler yields a long run of steps in
+ * microtasks, which keep real timers from firing: a loop of synchronous work that must stay under a real deadline
+ * yields through this every so often.
+ */
+export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
+
+/** How many items of synchronous work a loop does between two {@link yieldToEventLoop}s. */
+export const YIELD_EVERY = 64
+
 const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
   try {
     process.kill(-pid, signal)

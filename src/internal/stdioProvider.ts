@@ -48,6 +48,7 @@ import { preview } from "./argumentProblems.js"
 import type { Outcome } from "./executor.js"
 import * as Lines from "./lines.js"
 import * as Peer from "./peer.js"
+import * as Process from "./process.js"
 import { reasonOf } from "./reason.js"
 import * as Scheduler from "./scheduler.js"
 import { stderrConsole } from "./stderrConsole.js"
@@ -756,23 +757,26 @@ const start = (
     const tools = yield* Peer.withDeadline(
       Effect.zipRight(
         Deferred.await(host.ready),
-        Effect.forEach(host.definitions, (definition) =>
-          Effect.try({
-            try: () =>
-              Tool.fromJsonSchema(definition.function.name, {
-                description: definition.function.description,
-                parameters: definition.function.parameters,
-                strict: definition.function.strict === true,
-                timeout: options.callTimeout,
-                handler: call(definition.function.name)
-              }),
-            catch: (error) =>
-              new StdioProviderError({
-                reason: "Header",
-                message: `${subject} sent a malformed header: ${reasonOf(error)}`,
-                cause: error
-              })
-          }))
+        Effect.forEach(host.definitions, (definition, i) =>
+          Effect.zipRight(
+            i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1 ? Process.yieldToEventLoop : Effect.void,
+            Effect.try({
+              try: () =>
+                Tool.fromJsonSchema(definition.function.name, {
+                  description: definition.function.description,
+                  parameters: definition.function.parameters,
+                  strict: definition.function.strict === true,
+                  timeout: options.callTimeout,
+                  handler: call(definition.function.name)
+                }),
+              catch: (error) =>
+                new StdioProviderError({
+                  reason: "Header",
+                  message: `${subject} sent a malformed header: ${reasonOf(error)}`,
+                  cause: error
+                })
+            })
+          ))
       ),
       Duration.toMillis(startTimeout),
       () =>
