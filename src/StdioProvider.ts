@@ -83,7 +83,8 @@ export const DEFAULT_START_TIMEOUT: Duration.Duration = Internal.DEFAULT_START_T
 /**
  * The longest line either side reads by default, 16 MiB (as much as `McpClient` takes for one result): a header
  * line or an answer for {@link connect}, a request for {@link serve}. A longer line is dropped as it arrives, so
- * memory stays bounded whatever the other side writes; set `maxLineBytes` for more (or `Infinity` for no limit).
+ * memory stays bounded whatever the other side writes. Set `maxLineBytes` for more, up to about 512 MiB (the longest
+ * string the JavaScript engine can make).
  *
  * @example
  * ```ts

@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
+import { constants } from "node:buffer"
 
 // ---------------------------------------------------------------------------------------------------------------
 // reading lines
@@ -132,8 +133,14 @@ export const formatBytes = (bytes: number): string => {
   return `${bytes} bytes`
 }
 
-/** Whether `value` is a usable line cap: a positive integer, or `Infinity` for none. */
-export const isLineCap = (value: number): boolean => value === Infinity || (Number.isInteger(value) && value > 0)
+/**
+ * The largest cap a line may have: a longer line could not be made a string at all (V8 throws
+ * `ERR_STRING_TOO_LONG` past about 512 MiB, from a stream callback, where it kills the process).
+ */
+export const MAX_LINE_CAP: number = constants.MAX_STRING_LENGTH
+
+/** Whether `value` is a usable line cap: a positive integer up to {@link MAX_LINE_CAP}. */
+export const isLineCap = (value: number): boolean => Number.isInteger(value) && value > 0 && value <= MAX_LINE_CAP
 
 // ---------------------------------------------------------------------------------------------------------------
 // writing lines

@@ -864,10 +864,12 @@ export const connect = (
         `invalid MCP client prefix ${JSON.stringify(options.prefix)}: a prefix is letters, digits, "_" or "-"`
       )
     }
-    if (
-      options.maxResultBytes !== undefined && !(Number.isInteger(options.maxResultBytes) && options.maxResultBytes > 0)
-    ) {
-      return yield* Effect.dieMessage(`invalid maxResultBytes ${options.maxResultBytes}: a positive integer is needed`)
+    if (options.maxResultBytes !== undefined && !Lines.isLineCap(options.maxResultBytes + ENVELOPE_BYTES)) {
+      return yield* Effect.dieMessage(
+        `invalid maxResultBytes ${options.maxResultBytes}: a positive integer up to ${
+          Lines.MAX_LINE_CAP - ENVELOPE_BYTES
+        } is needed`
+      )
     }
     if (options.maxTools !== undefined && !(Number.isInteger(options.maxTools) && options.maxTools >= 0)) {
       return yield* Effect.dieMessage(`invalid maxTools ${options.maxTools}: a non-negative integer is needed`)

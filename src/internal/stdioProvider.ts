@@ -346,8 +346,8 @@ export const serve = <Tools extends Tool.Any>(
   const onProcessStdout = options?.output === undefined
   const output = options?.output ?? processOutput
   const input = options?.input ?? processInput
-  const maxLineBytes = lineCap(options?.maxLineBytes)
   const program = Effect.scoped(Effect.gen(function*() {
+    const maxLineBytes = yield* lineCap(options?.maxLineBytes)
     if (onProcessStdout) yield* guardProcessStdout
     const scheduler = yield* Scheduler.make({ maxParallel: options?.maxParallel, timeout: options?.timeout })
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
@@ -496,11 +496,15 @@ export const main = <Tools extends Tool.Any, R, E>(
 // connect
 // ---------------------------------------------------------------------------------------------------------------
 
-/** A line cap from an option: the default when absent; a programmer error when it is not a positive integer. */
-const lineCap = (given: number | undefined): number => {
-  if (given === undefined) return DEFAULT_MAX_LINE_BYTES
-  if (!Lines.isLineCap(given)) throw new Error(`invalid maxLineBytes ${given}: a positive integer is needed`)
-  return given
+/** A line cap from an option: the default when absent; a defect (a programmer error) when it is not a cap. */
+const lineCap = (given: number | undefined): Effect.Effect<number> => {
+  if (given === undefined) return Effect.succeed(DEFAULT_MAX_LINE_BYTES)
+  if (!Lines.isLineCap(given)) {
+    return Effect.dieMessage(
+      `invalid maxLineBytes ${given}: a positive integer up to ${Lines.MAX_LINE_CAP} is needed`
+    )
+  }
+  return Effect.succeed(given)
 }
 
 const commandLabel = (options: StdioProvider.ConnectOptions): string => {
@@ -677,7 +681,7 @@ export const connect = (
   Effect.gen(function*() {
     const settings: HostSettings = {
       label: commandLabel(options),
-      maxLineBytes: lineCap(options.maxLineBytes),
+      maxLineBytes: yield* lineCap(options.maxLineBytes),
       maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS
     }
     if (!(Number.isInteger(settings.maxTools) && settings.maxTools >= 0)) {
