@@ -133,7 +133,9 @@ describe("StdioProvider.connect against a hostile provider", () => {
           startTimeout: "1 second"
         })))
       )
-      expect(Date.now() - started).toBeLessThan(4_000)
+      // a second for the start, the rest for spawning and ending the process on a loaded machine: not the seconds
+      // that compiling every schema takes
+      expect(Date.now() - started).toBeLessThan(8_000)
       expect(error.reason).toBe("Timeout")
       expect(error.message).toBe(
         `${label("tools", 1000, 50)} did not start within 1s: its 1000 tools were still being read`

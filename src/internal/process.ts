@@ -5,7 +5,8 @@
  * child leaves those behind. The child is started as a group leader (`detached`), so ending the group ends every
  * process it started. Release closes stdin first (a well-behaved server exits on end of input), then sends
  * SIGTERM to the group, then SIGKILL after a grace period. The last few KB of stderr are kept so an error about a
- * dead peer can say why it died.
+ * dead peer can say why it died. A process we talk to in lines (an MCP server, a stdio provider) is a peer:
+ * `peer.ts` builds on this module.
  *
  * Timers here are real timers, not Effect's clock: a process does not run on `TestClock`, and cleanup must finish
  * under one.
