@@ -24,7 +24,7 @@ const main = async () => {
     Scope.extend(StdioProvider.connect({ command: process.execPath, args: [PROVIDER] }), scope)
   )
   const calls = Fixtures.validCalls(CALLS)
-  const batch = Executor.run(provider.toolkit, calls, { maxParallel: IN_FLIGHT })
+  const batch = Executor.run(Effect.runSync(provider.toolkit), calls, { maxParallel: IN_FLIGHT })
   const outcomes = await Effect.runPromise(batch)
   if (!outcomes.every((o) => Either.isRight(o))) throw new Error("row 7: a call failed")
   const mcp = await connect(OURS)

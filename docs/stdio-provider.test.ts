@@ -82,12 +82,13 @@ const connectDemo = Effect.scoped(Effect.gen(function*() {
     args: [providerScript],
     callTimeout: "30 seconds"
   })
-  const outcomes = yield* Executor.run(provider.toolkit, [
+  const remote = yield* provider.toolkit
+  const outcomes = yield* Executor.run(remote, [
     { id: "call_1", name: "echo", arguments: "{\"message\":\"hello\"}" },
     { id: "call_2", name: "echo", arguments: "{\"message\":42}" },
     { id: "call_3", name: "cwd", arguments: "{}" }
   ]).pipe(StdioProvider.withDirectory("/home/me/project"))
-  return { tools: Toolkit.names(provider.toolkit), texts: outcomes.map(modelText) }
+  return { tools: Toolkit.names(remote), texts: outcomes.map(modelText) }
 }))
 // => {
 //   tools: ["echo", "cwd"],

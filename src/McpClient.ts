@@ -16,14 +16,13 @@
  *
  * @since 0.1.0
  */
-import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as LogLevel from "effect/LogLevel"
 import type { Pipeable } from "effect/Pipeable"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Internal from "./internal/mcpClient.js"
+import type { Transport as SdkTransport } from "./internal/mcpSdk.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 
@@ -41,7 +40,7 @@ import type * as Toolkit from "./Toolkit.js"
  * @since 0.1.0
  * @category type ids
  */
-export const TypeId: unique symbol = Symbol.for("effect-agent-tools/McpClient")
+export const TypeId: unique symbol = Internal.TypeId
 
 /**
  * The type of {@link TypeId}.
@@ -181,13 +180,15 @@ export type Transport = StdioTransport | HttpTransport | SdkTransport
  * - `timeout`: how long a call (or a listing) may go without an answer or a progress notification before it fails
  *   with `ToolTimeout`; progress resets it (default {@link DEFAULT_TIMEOUT}).
  * - `maxTotalTimeout`: the cap on a call however much progress it reports (default {@link DEFAULT_MAX_TOTAL_TIMEOUT}).
- * - `connectTimeout`: the cap on the `initialize` exchange and each request of the first listing (default
- *   {@link DEFAULT_CONNECT_TIMEOUT}).
+ * - `connectTimeout`: the cap on the `initialize` exchange, and on the whole first listing: every page, and the
+ *   tools built from it (default {@link DEFAULT_CONNECT_TIMEOUT}). A later listing has `timeout` for all of it.
  * - `notificationGrace`: how long a call that changed nothing visible waits for a late `tools/list_changed` before
  *   it returns (default {@link DEFAULT_NOTIFICATION_GRACE}; `0` disables the wait). Skipped for tools the server
  *   marks read-only and for servers that do not advertise `tools.listChanged`.
  * - `maxResultBytes`: the largest result a call may bring back; a larger one is a `ToolFailure` saying so, never
  *   an out-of-memory (default {@link DEFAULT_MAX_RESULT_BYTES}). Over stdio a longer line is dropped as it arrives.
+ * - `maxTools`: the most tools a listing may give (default {@link DEFAULT_MAX_TOOLS}); a server that lists more (or
+ *   whose pages never end) fails the listing with `TooLarge`: `connect` fails, a refresh keeps the old tools.
  * - `permission`: an action (`"mcp"`, say) asked about through `Permission.Requester` before every call of this
  *   server's tools; the request carries the tool's annotations, hints a policy may use to ask more, never alone to
  *   allow. None by default: the calls run without asking, like any tool that declares no permission.
@@ -227,6 +228,7 @@ export interface Options {
   readonly connectTimeout?: Duration.DurationInput | undefined
   readonly notificationGrace?: Duration.DurationInput | undefined
   readonly maxResultBytes?: number | undefined
+  readonly maxTools?: number | undefined
   readonly permission?: string | undefined
   readonly clientInfo?:
     | { readonly name: string; readonly version: string; readonly title?: string | undefined }
@@ -242,8 +244,10 @@ export interface Options {
  * - `Initialize`: the server did not complete `initialize` (no answer in time, an error, an unsupported version).
  * - `Closed`: the server exited or the connection closed (the message says how, with the tail of a spawned
  *   server's stderr), or the session's scope closed.
- * - `Protocol`: the server wrote something that is not JSON-RPC where only JSON-RPC may go (its stdout).
- * - `TooLarge`: a message or result over `maxResultBytes`.
+ * - `Protocol`: the server wrote something that is not JSON-RPC where only JSON-RPC may go (its stdout), which
+ *   ends the session; or it sent a result that does not follow MCP's schema (`the MCP server "x" sent a malformed
+ *   tools/call result: content[0].text: expected string, received number`), which fails that request only.
+ * - `TooLarge`: a message or result over `maxResultBytes`, or a listing of more than `maxTools` tools.
  * - `Request`: the server answered a request with an error, or it could not be sent.
  *
  * @example
@@ -261,15 +265,13 @@ export interface Options {
  * @since 0.1.0
  * @category errors
  */
-export class McpClientError extends Schema.TaggedError<McpClientError>("effect-agent-tools/McpClientError")(
-  "McpClientError",
-  {
-    reason: Schema.Literal("Spawn", "Initialize", "Closed", "Protocol", "TooLarge", "Request"),
-    message: Schema.String,
-    /** The underlying error (an SDK `McpError`, a process error), for logs. */
-    cause: Schema.optional(Schema.Unknown)
-  }
-) {}
+export const McpClientError: typeof Internal.McpClientError = Internal.McpClientError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type McpClientError = Internal.McpClientError
 
 /**
  * How long a call waits for a late `tools/list_changed` by default: a server that sends it on a timer after the
@@ -285,7 +287,7 @@ export class McpClientError extends Schema.TaggedError<McpClientError>("effect-a
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_NOTIFICATION_GRACE: Duration.DurationInput = "50 millis"
+export const DEFAULT_NOTIFICATION_GRACE: Duration.DurationInput = Internal.DEFAULT_NOTIFICATION_GRACE
 
 /**
  * How long a request may go without an answer or progress by default (the SDK's own default).
@@ -300,7 +302,7 @@ export const DEFAULT_NOTIFICATION_GRACE: Duration.DurationInput = "50 millis"
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_TIMEOUT: Duration.DurationInput = "60 seconds"
+export const DEFAULT_TIMEOUT: Duration.DurationInput = Internal.DEFAULT_TIMEOUT
 
 /**
  * The default cap on one call, progress or not.
@@ -315,7 +317,7 @@ export const DEFAULT_TIMEOUT: Duration.DurationInput = "60 seconds"
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_MAX_TOTAL_TIMEOUT: Duration.DurationInput = "10 minutes"
+export const DEFAULT_MAX_TOTAL_TIMEOUT: Duration.DurationInput = Internal.DEFAULT_MAX_TOTAL_TIMEOUT
 
 /**
  * The default cap on `initialize` and on each request of the first listing.
@@ -330,7 +332,7 @@ export const DEFAULT_MAX_TOTAL_TIMEOUT: Duration.DurationInput = "10 minutes"
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_CONNECT_TIMEOUT: Duration.DurationInput = "30 seconds"
+export const DEFAULT_CONNECT_TIMEOUT: Duration.DurationInput = Internal.DEFAULT_CONNECT_TIMEOUT
 
 /**
  * The default size limit of one result, 16 MiB.
@@ -345,7 +347,23 @@ export const DEFAULT_CONNECT_TIMEOUT: Duration.DurationInput = "30 seconds"
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_MAX_RESULT_BYTES: number = 16 * 1024 * 1024
+export const DEFAULT_MAX_RESULT_BYTES: number = Internal.DEFAULT_MAX_RESULT_BYTES
+
+/**
+ * The most tools a listing may give by default, 1,000: more than any model is offered at once, and a bound on what
+ * a server can make a host build.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const options: McpClient.Options = { maxTools: 2 * McpClient.DEFAULT_MAX_TOOLS }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_TOOLS: number = Internal.DEFAULT_MAX_TOOLS
 
 /**
  * A server to spawn. It runs in a process group of its own: closing the scope closes its stdin, then sends

@@ -27,14 +27,20 @@
  * wire. A successful text that happens to begin with `Error: ` or `Bad arguments: ` reads as a failure at the
  * host: the protocol has no other way to tell them apart.
  *
+ * A line is at most `maxLineBytes` on either side ({@link DEFAULT_MAX_LINE_BYTES} by default): a longer one is
+ * dropped as it arrives, never held whole, and the call it carries (when its `call_id` can be read at either end
+ * of it) is answered or failed as too large; the session goes on.
+ *
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import * as Internal from "./internal/stdioProvider.js"
 import type * as Tool from "./Tool.js"
+import type * as ToolDefinition from "./ToolDefinition.js"
 import type * as Toolkit from "./Toolkit.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -74,6 +80,43 @@ export const BAD_ARGUMENTS_PREFIX: "Bad arguments: " = Internal.BAD_ARGUMENTS_PR
  */
 export const DEFAULT_START_TIMEOUT: Duration.Duration = Internal.DEFAULT_START_TIMEOUT
 
+/**
+ * The longest line either side reads by default, 16 MiB (as much as `McpClient` takes for one result): a header
+ * line or an answer for {@link connect}, a request for {@link serve}. A longer line is dropped as it arrives, so
+ * memory stays bounded whatever the other side writes. Set `maxLineBytes` for more, up to about 512 MiB (the longest
+ * string the JavaScript engine can make).
+ *
+ * @example
+ * ```ts
+ * import { StdioProvider } from "effect-agent-tools"
+ *
+ * const options: StdioProvider.ConnectOptions = {
+ *   command: "image-provider",
+ *   maxLineBytes: 4 * StdioProvider.DEFAULT_MAX_LINE_BYTES
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_LINE_BYTES: number = Internal.DEFAULT_MAX_LINE_BYTES
+
+/**
+ * The most tools {@link connect} takes from a provider's header by default, 1,000: a header that lists more is
+ * refused (`Header`), so a provider cannot make a host build and offer tools without end.
+ *
+ * @example
+ * ```ts
+ * import { StdioProvider } from "effect-agent-tools"
+ *
+ * const options: StdioProvider.ConnectOptions = { command: "big-provider", maxTools: 5 * StdioProvider.DEFAULT_MAX_TOOLS }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_TOOLS: number = Internal.DEFAULT_MAX_TOOLS
+
 // ---------------------------------------------------------------------------------------------------------------
 // errors
 // ---------------------------------------------------------------------------------------------------------------
@@ -84,13 +127,14 @@ export const DEFAULT_START_TIMEOUT: Duration.Duration = Internal.DEFAULT_START_T
  * `connect` and `serve` fail with it directly.
  *
  * - `Spawn` (connect): the command could not be started.
- * - `Header` (connect): a header line is not a tool definition, a name breaks the name rule or is taken twice, or a
- *   schema cannot be compiled.
- * - `Timeout` (connect): no ready line within `startTimeout`.
+ * - `Header` (connect): a header line is not a tool definition or is longer than `maxLineBytes`, a name breaks the
+ *   name rule or is taken twice, the header lists more than `maxTools` tools, or a schema cannot be compiled.
+ * - `Timeout` (connect): no ready line, or its tools not built, within `startTimeout`.
  * - `Closed` (connect, calls): the provider exited (the message gives the exit code or signal and the tail of its
  *   stderr; `cause` is the {@link ExitStatus}), the call could not be written to it, or the scope closed.
  * - `Answer` (calls): the provider answered `Error: <message>` (the message without the prefix) or
  *   `Bad arguments: <why>` (the message `invalid arguments: <why>`); `cause` is the answer as sent.
+ * - `TooLarge` (calls): the answer was longer than `maxLineBytes`; it was dropped as it arrived.
  * - `Protocol` (serve): a line of input that is not JSON; fatal.
  * - `Input` / `Output` (serve): reading the requests or writing the answers failed.
  *
@@ -129,6 +173,7 @@ export type StdioProviderError = Internal.StdioProviderError
  * - `input`: the request bytes; defaults to the process's stdin. Its end is end of input.
  * - `output`: writes one chunk of whole lines and completes once it is handed on; defaults to the process's
  *   stdout. Never called again before the previous write completed.
+ * - `maxLineBytes`: the longest request line read (default {@link DEFAULT_MAX_LINE_BYTES}); see {@link serve}.
  *
  * @example
  * ```ts
@@ -150,7 +195,13 @@ export type StdioProviderError = Internal.StdioProviderError
  * @since 0.1.0
  * @category models
  */
-export interface ServeOptions extends Internal.ServeOptions {}
+export interface ServeOptions {
+  readonly maxParallel?: number | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly input?: Stream.Stream<Uint8Array | string, unknown> | undefined
+  readonly output?: ((text: string) => Effect.Effect<void, unknown>) | undefined
+  readonly maxLineBytes?: number | undefined
+}
 
 /**
  * Serves a toolkit as a stdio tool provider: writes the header, then answers each request line until end of input.
@@ -167,6 +218,12 @@ export interface ServeOptions extends Internal.ServeOptions {}
  * - End of input: the calls in flight finish and are answered, then the Effect succeeds.
  * - A line that is not JSON is fatal: nothing more is read or started, the calls in flight finish and are
  *   answered, then the Effect fails with a `Protocol` error.
+ * - A line longer than `maxLineBytes` is dropped as it arrives, never held whole. When its `call_id` can be read
+ *   at its start or its end (`{"call_id":"7",...`), it is answered `Error: the request is <n> bytes, over the limit
+ *   of <limit> for one line`; otherwise it is logged and skipped like any request that cannot be answered. Either
+ *   way the next line is read as usual.
+ * - Lines that cannot be answered are logged, the first ten one by one, then only counted (a count at most every
+ *   ten seconds, and one at the end), so a host that writes garbage cannot flood the log.
  * - A write that fails (the host went away) fails the Effect at once with an `Output` error and interrupts the
  *   calls in flight.
  *
@@ -202,8 +259,8 @@ export const serve = <Tools extends Tool.Any>(
 ): Effect.Effect<void, StdioProviderError, Tool.Requirements<Tools>> => Internal.serve(toolkit, options)
 
 /**
- * Options of {@link main}: {@link ServeOptions}' `maxParallel` and `timeout`. `main` also takes `layer`, which
- * provides what the handlers need, required exactly when they need something.
+ * Options of {@link main}: {@link ServeOptions}' `maxParallel`, `timeout` and `maxLineBytes`. `main` also takes
+ * `layer`, which provides what the handlers need, required exactly when they need something.
  *
  * @example
  * ```ts
@@ -218,6 +275,7 @@ export const serve = <Tools extends Tool.Any>(
 export interface MainOptions {
   readonly maxParallel?: number | undefined
   readonly timeout?: Duration.DurationInput | undefined
+  readonly maxLineBytes?: number | undefined
 }
 
 /**
@@ -310,9 +368,13 @@ export const withDirectory: {
  *
  * - `command`, `args`, `cwd`: what to run and where; `env` is added to this process's environment (a value of
  *   `undefined` removes a variable).
- * - `startTimeout`: how long the provider gets to send its ready line (default {@link DEFAULT_START_TIMEOUT}).
+ * - `startTimeout`: how long the provider gets to start: to send its header and ready line, and for its tools to
+ *   be built from it (default {@link DEFAULT_START_TIMEOUT}).
  * - `callTimeout`: each remote tool's `timeout` (none by default, so the executor's `timeout` applies); a call
  *   that outruns it ends `ToolTimeout`, and its answer, if it comes later, is dropped.
+ * - `maxLineBytes`: the longest line read from the provider, a header line or an answer (default
+ *   {@link DEFAULT_MAX_LINE_BYTES}); a longer answer fails its call with `TooLarge`, and the session goes on.
+ * - `maxTools`: the most tools the header may list (default {@link DEFAULT_MAX_TOOLS}).
  *
  * @example
  * ```ts
@@ -330,7 +392,16 @@ export const withDirectory: {
  * @since 0.1.0
  * @category models
  */
-export interface ConnectOptions extends Internal.ConnectOptions {}
+export interface ConnectOptions {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly cwd?: string | undefined
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly startTimeout?: Duration.DurationInput | undefined
+  readonly callTimeout?: Duration.DurationInput | undefined
+  readonly maxLineBytes?: number | undefined
+  readonly maxTools?: number | undefined
+}
 
 /**
  * How a provider process ended: its exit code, or the signal that killed it.
@@ -348,13 +419,18 @@ export interface ConnectOptions extends Internal.ConnectOptions {}
  * @since 0.1.0
  * @category models
  */
-export interface ExitStatus extends Internal.ExitStatus {}
+export interface ExitStatus {
+  readonly code: number | null
+  readonly signal: string | null
+}
 
 /**
  * A running provider, as {@link connect} gives it.
  *
- * - `toolkit`: its tools as ordinary `Tool`s (schemas as advertised, arguments checked with Ajv before they are
- *   sent), in header order; prefix, merge, serve over MCP or run through the executor like any other toolkit.
+ * - `tools` / `toolkit`: its tools as ordinary `Tool`s (schemas as advertised, arguments checked with Ajv before
+ *   they are sent), in header order; prefix, merge, serve over MCP or run through the executor like any other
+ *   toolkit. Effects, as `McpClient`'s are, so a host reads the tools of either edge the same way; a provider's
+ *   list never changes, so both always give the same value.
  * - `definitions`: the header as read (a missing `description` read as `""`, missing `parameters` as an empty
  *   object schema).
  * - `command`: the command line, for messages; `pid`: the provider's pid, which is also its process group id.
@@ -367,7 +443,7 @@ export interface ExitStatus extends Internal.ExitStatus {}
  *
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const provider: StdioProvider.Provider = yield* StdioProvider.connect({ command: "search-provider" })
- *   const kit = Toolkit.prefix(provider.toolkit, "search") // search__query, ...
+ *   const kit = Toolkit.prefix(yield* provider.toolkit, "search") // search__query, ...
  *   yield* Effect.log(`${provider.command} (pid ${provider.pid}) offers ${Toolkit.names(kit).join(", ")}`)
  * }))
  * ```
@@ -375,20 +451,29 @@ export interface ExitStatus extends Internal.ExitStatus {}
  * @since 0.1.0
  * @category models
  */
-export interface Provider extends Internal.Provider {}
+export interface Provider {
+  readonly tools: Effect.Effect<ReadonlyArray<Tool.Tool<string>>>
+  readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>>
+  readonly definitions: ReadonlyArray<ToolDefinition.OpenAiChat>
+  readonly command: string
+  readonly pid: number
+  readonly exited: Effect.Effect<ExitStatus>
+}
 
 /**
  * Starts a provider program for the life of the current scope and gives its tools.
  *
- * The provider runs in a process group of its own. `connect` reads its header (lines of any length), refusing a
- * malformed header, a duplicate name, or no ready line within `startTimeout` (the process is ended at once then).
+ * The provider runs in a process group of its own. `connect` reads its header, refusing a malformed header, a
+ * duplicate name, a header of more than `maxTools` tools or with a line over `maxLineBytes`, or a start that takes
+ * longer than `startTimeout` (the process is ended at once then).
  * Each call sends a fresh `call_id`, the arguments as a JSON string, and the working directory
  * (`StdioProvider.withDirectory`, else the process's) as `context.dir`, and waits for the answer with that
  * `call_id`; answers are mapped as the module's table says. Lines on stdout that are not answers are logged and
- * skipped.
+ * skipped: the first ten one by one, then only counted (a count at most every ten seconds, and one at the end).
+ * An answer over `maxLineBytes` is dropped as it arrives and its call fails with `TooLarge`.
  *
  * - When the provider exits, every call in flight fails at once (a `ToolFailure` whose message gives the exit code
- *   and the tail of its stderr), and so does every later call.
+ *   and the tail of its stderr), and so does every later call; what is left of its process group is ended.
  * - An interrupted call (cancelled, timed out) has nothing to send on this wire: the provider is not told, and its
  *   answer, if it comes, is dropped.
  * - Closing the scope fails the calls in flight, closes the provider's stdin, then ends its whole process group:
@@ -405,7 +490,7 @@ export interface Provider extends Internal.Provider {}
  *     args: ["--verbose"],
  *     callTimeout: "30 seconds"
  *   })
- *   return yield* Executor.run(provider.toolkit, [
+ *   return yield* Executor.run(yield* provider.toolkit, [
  *     { id: "call_1", name: "upper", arguments: "{\"text\":\"hi\"}" }
  *   ])
  * }))

@@ -22,6 +22,7 @@ import type * as Context from "./internal/context.js"
 import { currentCall as currentCallRef } from "./internal/context.js"
 import * as Elicit from "./internal/elicitation.js"
 import * as JsonSchemas from "./internal/jsonSchema.js"
+import { reasonOf } from "./internal/reason.js"
 import * as Internal from "./internal/tool.js"
 import type * as Permission from "./Permission.js"
 import type { ToolError } from "./ToolError.js"
@@ -216,8 +217,7 @@ const checkName = (name: string): void => {
 }
 
 const constructionError = (name: string, error: unknown): Error => {
-  const reason = error instanceof Error ? error.message : String(error)
-  return new Error(`tool ${JSON.stringify(name)}: parameters cannot be served as JSON Schema: ${reason}`)
+  return new Error(`tool ${JSON.stringify(name)}: parameters cannot be served as JSON Schema: ${reasonOf(error)}`)
 }
 
 const resourceFunction = (resource: Resource<any> | undefined): (params: unknown) => ReadonlyArray<string> => {
@@ -426,9 +426,7 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
       decode = Internal.jsonSchemaDecoder(standard)
     } catch (error) {
       throw new Error(
-        `tool ${JSON.stringify(name)}: its JSON Schema cannot be compiled: ${
-          error instanceof Error ? error.message : String(error)
-        }`
+        `tool ${JSON.stringify(name)}: its JSON Schema cannot be compiled: ${reasonOf(error)}`
       )
     }
   }

@@ -866,6 +866,65 @@ describe("McpClient", () => {
         expect(((failed as ToolError.ToolFailure).error as McpClient.McpClientError).reason).toBe("TooLarge")
       }))
 
+    it.scopedLive("a result that breaks MCP's schema fails its call in one line naming what is wrong; the session goes on", () =>
+      Effect.gen(function*() {
+        const client = yield* McpClient.connect(fault("serve"))
+        const kit = yield* client.toolkit
+        const failed = failureOf(yield* run(kit, "malformed"))
+        expect(failed.message).toBe(
+          "the MCP server \"fault-server\" sent a malformed tools/call result: content[0].text: expected string, " +
+            "received number"
+        )
+        expect(((failed as ToolError.ToolFailure).error as McpClient.McpClientError).reason).toBe("Protocol")
+        expect(modelText(yield* run(kit, "echo", { text: "still alive" }))).toBe("still alive")
+      }))
+
+    it.scopedLive("a tool named \"\" is never offered (not even as the bare prefix); it is left out with a warning", () =>
+      withLogs((logs) =>
+        Effect.gen(function*() {
+          const client = yield* McpClient.connect(fault("badnames"), { prefix: "p" })
+          const names = Toolkit.names(yield* client.toolkit)
+          expect(names).not.toContain("p__")
+          expect(names).toEqual([
+            "p__slow",
+            "p__crash",
+            "p__spawn",
+            "p__huge",
+            "p__echo",
+            "p__malformed",
+            "p__has_space"
+          ])
+          expect(logs).toContain(
+            "the MCP server \"fault-server\" lists a tool \"\" that cannot be offered: its name is empty"
+          )
+        })
+      ))
+
+    it.live("a tool list without end fails connect once it passes maxTools, at once", () =>
+      Effect.gen(function*() {
+        const pid = pidFile()
+        const started = Date.now()
+        const error = yield* Effect.flip(Effect.scoped(McpClient.connect(fault("endless", pid.file))))
+        expect(Date.now() - started).toBeLessThan(6_000)
+        expect(error.reason).toBe("TooLarge")
+        expect(error.message).toBe("the MCP server \"fault-server\" lists more than 1000 tools, the limit (maxTools)")
+        expect(pid.gone()).toBe(true)
+      }))
+
+    it.live("the whole first listing, every page, is under connectTimeout", () =>
+      Effect.gen(function*() {
+        const started = Date.now()
+        const error = yield* Effect.flip(Effect.scoped(
+          McpClient.connect(fault("endless"), { maxTools: 1_000_000_000, connectTimeout: "1 second" })
+        ))
+        expect(Date.now() - started).toBeLessThan(6_000)
+        expect(error.reason).toBe("Request")
+        expect(error.message).toBe(
+          "the MCP server \"fault-server\" did not finish listing its tools within 1s; its stderr ended with:\n" +
+            "fault server starting in mode endless"
+        )
+      }))
+
     it.live("a command that cannot be started is a Spawn error", () =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(
@@ -878,11 +937,12 @@ describe("McpClient", () => {
 
   describe("internals", () => {
     it("finds the id of an oversize answer at either end of the line", () => {
-      expect(responseIdOf("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[", "")).toBe(7)
-      expect(responseIdOf("{\"result\":{\"content\":[{\"id\":3", "xx\"}]},\"jsonrpc\":\"2.0\",\"id\":12}")).toBe(12)
-      expect(responseIdOf("{\"id\":\"a\\\"b\",\"result\":", "")).toBe("a\"b")
+      const idOf = (head: string, tail: string) => responseIdOf({ bytes: head.length + tail.length, head, tail })
+      expect(idOf("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[", "")).toBe(7)
+      expect(idOf("{\"result\":{\"content\":[{\"id\":3", "xx\"}]},\"jsonrpc\":\"2.0\",\"id\":12}")).toBe(12)
+      expect(idOf("{\"id\":\"a\\\"b\",\"result\":", "")).toBe("a\"b")
       // an id nested in the result is not the response's
-      expect(responseIdOf("{\"result\":{\"id\":3", "\"x\",\"meta\":{\"id\":4}}}")).toBeUndefined()
+      expect(idOf("{\"result\":{\"id\":3", "\"x\",\"meta\":{\"id\":4}}}")).toBeUndefined()
     })
 
     it("measures a result without building its JSON", () => {

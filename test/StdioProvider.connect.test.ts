@@ -14,10 +14,10 @@ const raw = (mode = "normal", options: Partial<StdioProvider.ConnectOptions> = {
   StdioProvider.connect({ command: process.execPath, args: [RAW, mode], ...options })
 
 const tool = (provider: StdioProvider.Provider, name: string) =>
-  Option.getOrThrow(Toolkit.lookup(provider.toolkit, name))
+  Effect.map(provider.toolkit, (kit) => Option.getOrThrow(Toolkit.lookup(kit, name)))
 
 const callOf = (provider: StdioProvider.Provider, name: string, args: unknown = {}, id = "call") =>
-  Tool.execute(tool(provider, name), { id, arguments: args })
+  Effect.flatMap(tool(provider, name), (found) => Tool.execute(found, { id, arguments: args }))
 
 const modelText = (outcome: Executor.Outcome): string =>
   Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
@@ -61,7 +61,7 @@ describe("StdioProvider.connect", () => {
     it.live("reads the header into a toolkit of ordinary tools, in header order", () =>
       Effect.scoped(Effect.gen(function*() {
         const provider = yield* raw()
-        expect(Toolkit.names(provider.toolkit)).toEqual([
+        expect(Toolkit.names(yield* provider.toolkit)).toEqual([
           "echo",
           "add",
           "slow",
@@ -89,8 +89,8 @@ describe("StdioProvider.connect", () => {
             }
           }
         })
-        expect(tool(provider, "add").inputSchema).toEqual(provider.definitions[1].function.parameters)
-        expect(tool(provider, "add").description).toBe("Add two integers")
+        expect((yield* tool(provider, "add")).inputSchema).toEqual(provider.definitions[1].function.parameters)
+        expect((yield* tool(provider, "add")).description).toBe("Add two integers")
         expect(groupAlive(provider.pid)).toBe(true)
         expect(provider.command).toBe(`${process.execPath} ${RAW} normal`)
       })))
@@ -98,7 +98,7 @@ describe("StdioProvider.connect", () => {
     it.live("its tools can be prefixed and still call the provider's own names", () =>
       Effect.scoped(Effect.gen(function*() {
         const provider = yield* raw()
-        const kit = Toolkit.prefix(provider.toolkit, "p")
+        const kit = Toolkit.prefix(yield* provider.toolkit, "p")
         const outcomes = yield* Executor.run(kit, [{ id: "1", name: "p__add", arguments: "{\"a\":1,\"b\":2}" }])
         expect(outcomes.map(modelText)).toEqual(["{\"sum\":3}"])
       })))
@@ -110,17 +110,20 @@ describe("StdioProvider.connect", () => {
           "process.stdout.write(JSON.stringify({ type: 'function', function: { name: 'long', description } }) + " +
           "'\\n\\n'); process.stdin.resume()"
         const provider = yield* StdioProvider.connect({ command: process.execPath, args: ["-e", script] })
-        expect(tool(provider, "long").description).toBe("d".repeat(1024 * 1024))
-        expect(tool(provider, "long").inputSchema).toEqual({ type: "object", properties: {}, required: [] })
+        expect((yield* tool(provider, "long")).description).toBe("d".repeat(1024 * 1024))
+        expect((yield* tool(provider, "long")).inputSchema).toEqual({ type: "object", properties: {}, required: [] })
       })))
 
     it.live("an empty header gives an empty toolkit", () =>
-      Effect.scoped(Effect.map(raw("empty"), (provider) => expect(Toolkit.names(provider.toolkit)).toEqual([]))))
+      Effect.scoped(Effect.gen(function*() {
+        const provider = yield* raw("empty")
+        expect(Toolkit.names(yield* provider.toolkit)).toEqual([])
+      })))
 
     it.live("maps answers: text, JSON, content parts, null, Error: and Bad arguments:", () =>
       Effect.scoped(Effect.gen(function*() {
         const provider = yield* raw()
-        const outcomes = yield* Executor.run(provider.toolkit, [
+        const outcomes = yield* Executor.run(yield* provider.toolkit, [
           { id: "1", name: "echo", arguments: "{\"text\":\"hello\"}" },
           { id: "2", name: "add", arguments: "{\"a\":2,\"b\":3}" },
           { id: "3", name: "image", arguments: "{}" },
@@ -181,7 +184,7 @@ describe("StdioProvider.connect", () => {
           name: "echo",
           arguments: JSON.stringify({ text: `text number ${i}` })
         }))
-        const outcomes = yield* Executor.run(provider.toolkit, calls, { maxParallel: 1_000 })
+        const outcomes = yield* Executor.run(yield* provider.toolkit, calls, { maxParallel: 1_000 })
         expect(outcomes.map(modelText)).toEqual(calls.map((_, i) => `text number ${i}`))
       })))
 
@@ -198,7 +201,7 @@ describe("StdioProvider.connect", () => {
       Effect.scoped(Effect.gen(function*() {
         const provider = yield* raw()
         expect(modelText(yield* callOf(provider, "where"))).toBe(process.cwd())
-        const inside = yield* Executor.run(provider.toolkit, [{ id: "1", name: "where", arguments: "{}" }]).pipe(
+        const inside = yield* Executor.run(yield* provider.toolkit, [{ id: "1", name: "where", arguments: "{}" }]).pipe(
           StdioProvider.withDirectory("/srv/project")
         )
         expect(inside.map(modelText)).toEqual(["/srv/project"])
@@ -218,7 +221,7 @@ describe("StdioProvider.connect", () => {
       withLogs((logs) =>
         Effect.scoped(Effect.gen(function*() {
           const provider = yield* raw("garbage")
-          const outcomes = yield* Executor.run(provider.toolkit, [
+          const outcomes = yield* Executor.run(yield* provider.toolkit, [
             { id: "1", name: "echo", arguments: "{\"text\":\"one\"}" },
             { id: "2", name: "add", arguments: "{\"a\":1,\"b\":1}" }
           ])

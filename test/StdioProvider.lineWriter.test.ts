@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Runtime } from "effect"
-import { lineQueue, lineWriter } from "../src/internal/stdioProvider.js"
+import { lineQueue, lineWriter } from "../src/internal/lines.js"
 
 /** An output whose writes wait for `release`, recording what each write carried. */
 const makeOutput = Effect.gen(function*() {

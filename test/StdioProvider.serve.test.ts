@@ -7,9 +7,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Option, Queue } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Executor, ToolError, Toolkit, ToolResult } from "../src/index.js"
-import { lineSplitter } from "../src/internal/process.js"
+import { lineSplitter } from "../src/internal/lines.js"
 import * as StdioProvider from "../src/StdioProvider.js"
 
 const SERVED = fileURLToPath(new URL("./fixtures/provider-served.ts", import.meta.url))
@@ -53,6 +54,16 @@ const rawHost = (env: Record<string, string> = {}) =>
       return {
         proc,
         send: (line: string) => Effect.sync(() => void proc.stdin.write(line + "\n")),
+        /** Writes `head`, then `mib` MiB of `x`, then `tail` and a newline, heeding back-pressure. */
+        sendLong: (head: string, mib: number, tail: string) =>
+          Effect.promise(async () => {
+            const write = (text: string) =>
+              new Promise<void>((resolve) => (proc.stdin.write(text) ? resolve() : proc.stdin.once("drain", resolve)))
+            const chunk = "x".repeat(1024 * 1024)
+            await write(head)
+            for (let i = 0; i < mib; i++) await write(chunk)
+            await write(tail + "\n")
+          }),
         endInput: Effect.sync(() => void proc.stdin.end()),
         /** The next line of stdout, waiting at most `seconds`. */
         next: (seconds = 60) =>
@@ -192,6 +203,45 @@ describe("StdioProvider.main, driven over pipes by a host without this library",
     })))
 })
 
+/** The peak resident set size of a live process, from /proc (Linux). */
+const peakRss = (pid: number): number => {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)![1]) * 1024
+}
+
+describe("StdioProvider.main, on a request line over maxLineBytes", () => {
+  it.live(
+    "a 600 MB request is dropped as it arrives: answered as too large, the next one served, memory bounded, exit 0",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const host = yield* rawHost()
+        yield* readHeader(host)
+        const before = peakRss(host.proc.pid!)
+        const head = "{\"call_id\":\"huge\",\"function\":{\"name\":\"upper\",\"arguments\":\"{\\\"text\\\":\\\""
+        const tail = "\\\"}\"}}"
+        yield* host.sendLong(head, 600, tail)
+        yield* host.send(request("after", "upper", { text: "next" }))
+        const bytes = head.length + 600 * 1024 * 1024 + tail.length
+        expect(yield* readAnswers(host, 2)).toEqual([
+          {
+            call_id: "huge",
+            content: `Error: the request is ${bytes} bytes, over the limit of 16 MiB for one line`
+          },
+          { call_id: "after", content: "NEXT" }
+        ])
+        const growth = peakRss(host.proc.pid!) - before
+        if (process.env.BOUNDS_REPORT !== undefined) {
+          process.stderr.write(`600 MB request: provider peak RSS growth ${(growth / 1024 / 1024).toFixed(1)} MiB\n`)
+        }
+        expect(growth).toBeLessThan(150 * 1024 * 1024)
+        yield* host.endInput
+        expect(yield* host.exitCode).toBe(0)
+        expect(host.stderr()).not.toContain("    at ")
+      })),
+    120_000
+  )
+})
+
 describe("StdioProvider.connect to StdioProvider.main", () => {
   it.live("the two sides of this library: tools, results, errors, context.dir, 5 MB both ways", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -201,12 +251,13 @@ describe("StdioProvider.connect to StdioProvider.main", () => {
         cwd: ROOT,
         startTimeout: START_TIMEOUT
       })
-      expect(Toolkit.names(provider.toolkit)).toEqual(NAMES)
-      const add = Option.getOrThrow(Toolkit.lookup(provider.toolkit, "add"))
+      const kit = yield* provider.toolkit
+      expect(Toolkit.names(kit)).toEqual(NAMES)
+      const add = Option.getOrThrow(Toolkit.lookup(kit, "add"))
       expect(add.strict).toBe(true)
 
       const text = "x".repeat(5 * 1024 * 1024)
-      const outcomes = yield* Executor.run(provider.toolkit, [
+      const outcomes = yield* Executor.run(kit, [
         { id: "1", name: "upper", arguments: "{\"text\":\"hi\"}" },
         { id: "2", name: "add", arguments: "{\"a\":2,\"b\":3}" },
         { id: "3", name: "refuse", arguments: "{\"why\":\"no reason\"}" },

@@ -70,7 +70,7 @@ export const bridge = Command.make(
     Effect.scoped(Effect.gen(function*() {
       const [executable, ...args] = command
       const connected = yield* StdioProvider.connect({ command: executable, args })
-      return yield* McpServer.stdio(connected.toolkit, { name: `agent-tools bridge: ${executable}`, version })
+      return yield* McpServer.stdio(yield* connected.toolkit, { name: `agent-tools bridge: ${executable}`, version })
     }))
 ).pipe(Command.withDescription("Serve a stdio tool provider's tools over MCP (stdio): bridge -- <command> [args]"))
 

@@ -10,6 +10,7 @@
  */
 import type { Problem } from "./argumentProblems.js"
 import { preview } from "./argumentProblems.js"
+import { reasonOf } from "./reason.js"
 
 /** Arguments nested deeper than this are refused before any decoder walks them. */
 export const MAX_DEPTH = 256
@@ -69,8 +70,7 @@ export const parse = (raw: unknown): Record<string, unknown> | Array<Problem> =>
       value = JSON.parse(raw)
     } catch (error) {
       if (raw.trim() === "") return {}
-      const reason = error instanceof Error ? error.message : String(error)
-      return problem(`not valid JSON (${reason}); send the arguments as one JSON object`)
+      return problem(`not valid JSON (${reasonOf(error)}); send the arguments as one JSON object`)
     }
     if (!isPlainObject(value)) return notAnObject(value)
     // A short text cannot nest deep, and a key can only spell __proto__ literally or through an escape.

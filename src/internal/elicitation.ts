@@ -24,6 +24,7 @@ import * as Elicitation from "../Elicitation.js"
 import { fromIssue } from "./argumentProblems.js"
 import type { JsonSchema } from "./jsonSchema.js"
 import * as JsonSchemas from "./jsonSchema.js"
+import { reasonOf } from "./reason.js"
 
 /** The formats MCP allows on a string field; any other is left out of the form (the decoder still checks it). */
 const FORMATS: ReadonlySet<string> = new Set(["email", "uri", "date", "date-time"])
@@ -285,7 +286,7 @@ const buildForm = (input: Schema.Struct.Fields | Schema.Schema.AnyNoContext): Ei
     }
     requestedSchema = { type: "object", properties, required: standard.required as ReadonlyArray<string> }
   } catch (error) {
-    return Either.left(error instanceof Error ? error.message : String(error))
+    return Either.left(reasonOf(error))
   }
   const decode = ParseResult.decodeUnknownEither(schema, { errors: "all" })
   return Either.right({

@@ -1,6 +1,7 @@
 /**
- * The MCP client's machinery: the stdio transport over our own process group, the session state, remote tools,
- * one call, and the `tools/list_changed` bookkeeping.
+ * The MCP client's machinery: the stdio transport over a peer process (`peer.ts`), the session state, remote
+ * tools, one call, and the `tools/list_changed` bookkeeping. What it takes from the MCP SDK comes through
+ * `mcpSdk.ts`.
  *
  * State lives in plain fields of one `Session` object and is changed synchronously: by SDK callbacks (a
  * notification, the transport closing) and by fibers between their steps, never both at once (one JavaScript
@@ -8,52 +9,31 @@
  * change, after checking its condition in the same synchronous step, so no wake-up is lost.
  *
  * How a server's death reaches calls: every request in flight is an {@link InFlight} in `session.inFlight`, and the
- * death (the exit status and the stderr tail of a spawned server, the protocol violation, or the scope closing)
- * fails each of them at that moment, waking its fiber; later calls see `session.dead` and fail before sending. No
- * fiber is forked per call: a call is one `Effect.async` around the SDK's promise, woken again only by progress.
+ * death (the end of a spawned server as its peer declares it, with its stderr tail; the connection closing; or
+ * the scope closing) fails each of them at that moment, waking its fiber; later calls see `session.dead` and fail
+ * before sending. No fiber is forked per call: a call is one `Effect.async` around the SDK's promise, woken again
+ * only by progress.
  *
- * This module and `McpClient.ts` import each other: it takes the error class and the defaults from there, that
- * module takes `connect` from here, and neither uses the other while loading.
+ * `McpClient.ts` declares the types and takes its values (`connect`, the error, the defaults) from here; this
+ * module imports only types from it, so there is no cycle.
  *
  * @internal
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
-import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { ClientCapabilities, JSONRPCMessage, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
-import {
-  ElicitRequestSchema,
-  ErrorCode,
-  JSONRPCMessageSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Path from "node:path"
 import { setImmediate } from "node:timers"
 import * as Elicitation from "../Elicitation.js"
 import type * as McpClient from "../McpClient.js"
-import {
-  DEFAULT_CONNECT_TIMEOUT,
-  DEFAULT_MAX_RESULT_BYTES,
-  DEFAULT_MAX_TOTAL_TIMEOUT,
-  DEFAULT_NOTIFICATION_GRACE,
-  DEFAULT_TIMEOUT,
-  McpClientError,
-  TypeId
-} from "../McpClient.js"
 import * as Tool from "../Tool.js"
 import type { ToolError } from "../ToolError.js"
 import { ToolFailure, ToolTimeout } from "../ToolError.js"
@@ -62,25 +42,52 @@ import type * as ToolResult from "../ToolResult.js"
 import { preview } from "./argumentProblems.js"
 import type { Progress } from "./context.js"
 import * as Elicit from "./elicitation.js"
+import * as Lines from "./lines.js"
 import type { CallToolResult } from "./mcp.js"
 import { fromCallToolResult } from "./mcp.js"
 import * as Logging from "./mcpLogging.js"
+import * as Sdk from "./mcpSdk.js"
+import * as Peer from "./peer.js"
 import * as Process from "./process.js"
+import { reasonOf } from "./reason.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// the values McpClient.ts exports
+// ---------------------------------------------------------------------------------------------------------------
+
+export const TypeId: McpClient.TypeId = Symbol.for("effect-agent-tools/McpClient") as McpClient.TypeId
+
+export class McpClientError extends Schema.TaggedError<McpClientError>("effect-agent-tools/McpClientError")(
+  "McpClientError",
+  {
+    reason: Schema.Literal("Spawn", "Initialize", "Closed", "Protocol", "TooLarge", "Request"),
+    message: Schema.String,
+    /** The underlying error (an SDK `McpError`, a process error), for logs. */
+    cause: Schema.optional(Schema.Unknown)
+  }
+) {}
+
+export const DEFAULT_NOTIFICATION_GRACE: Duration.DurationInput = "50 millis"
+
+export const DEFAULT_TIMEOUT: Duration.DurationInput = "60 seconds"
+
+export const DEFAULT_MAX_TOTAL_TIMEOUT: Duration.DurationInput = "10 minutes"
+
+export const DEFAULT_CONNECT_TIMEOUT: Duration.DurationInput = "30 seconds"
+
+export const DEFAULT_MAX_RESULT_BYTES: number = 16 * 1024 * 1024
+
+export const DEFAULT_MAX_TOOLS: number = 1_000
+
+// ---------------------------------------------------------------------------------------------------------------
+// constants
+// ---------------------------------------------------------------------------------------------------------------
 
 /** The JSON-RPC error code of the answer the stdio transport makes up for a response it dropped as too large. */
 export const RESULT_TOO_LARGE_CODE = -32077
 
 /** Room for the JSON-RPC envelope around a result, on top of `maxResultBytes`, when capping a stdio line. */
 const ENVELOPE_BYTES = 64 * 1024
-
-/** How long a dead server's pipes get to deliver what it wrote last (its answer, its stderr) before calls fail. */
-const LAST_WORDS_MILLIS = 200
-
-/** How long a request that hit a going server waits for its death to be declared before failing on its own. */
-const DEATH_NOTICE_MILLIS = 2_000
-
-/** Bytes of a spawned server's stderr kept for error messages. */
-const STDERR_TAIL_BYTES = 4 * 1024
 
 /** The most pages a listing follows (a server whose cursors never end must not hang a refresh). */
 const MAX_PAGES = 1_000
@@ -90,13 +97,6 @@ const NAME_ILLEGAL = /[^a-zA-Z0-9_-]/g
 // ---------------------------------------------------------------------------------------------------------------
 // sizes
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Formats a byte count the way a message wants it: `16 MiB`, `512 KiB`, `100 bytes`. */
-export const formatBytes = (bytes: number): string => {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`
-  return `${bytes} bytes`
-}
 
 /**
  * Whether a decoded JSON value would take more than `limit` bytes as JSON (strings counted as UTF-8, without
@@ -128,63 +128,46 @@ export const exceedsBytes = (value: unknown, limit: number): boolean => {
 
 const tooLargeMessage = (limit: number, bytes?: number): string =>
   `the MCP server's result is ${bytes === undefined ? "larger than" : `${bytes} bytes, over`} the limit of ${
-    formatBytes(limit)
+    Lines.formatBytes(limit)
   } for one result; ask for less at a time`
 
 /**
  * The id of the JSON-RPC response an oversize line carried, read from its first or last bytes: `{"jsonrpc":"2.0",
  * "id":7,...` (most SDKs) or `...,"jsonrpc":"2.0","id":7}` (the TypeScript SDK, which writes the result first).
  */
-export const responseIdOf = (head: string, tail: string): string | number | undefined => {
-  const id = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`
-  const atStart = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${id}\s*,`).exec(head)
-  const atEnd = new RegExp(String.raw`[{,]\s*"id"\s*:\s*${id}\s*\}\s*$`).exec(tail)
-  const found = atStart?.[1] ?? atEnd?.[1]
-  if (found === undefined) return undefined
-  try {
-    return JSON.parse(found) as string | number
-  } catch {
-    return undefined
-  }
-}
+export const responseIdOf = (line: Lines.OversizeLine): string | number | undefined =>
+  Lines.memberAtEdges(line, "id", String.raw`"jsonrpc"\s*:\s*"2\.0"\s*,\s*`)
 
 // ---------------------------------------------------------------------------------------------------------------
 // the stdio transport
 // ---------------------------------------------------------------------------------------------------------------
 
+/** What makes a spawned server's peer end: the reason of the session's error. */
+type Violation = "Protocol" | "TooLarge"
+
 /**
- * An SDK `Transport` over a child process: newline-delimited JSON-RPC on its stdin and stdout. A line that is not
- * a JSON-RPC message breaks the protocol (a server must write nothing else to stdout) and ends the session through
- * `onFatal`. A line longer than the cap is dropped as it arrives; when it was the answer to a request of ours, that
- * request gets an error answer in its place (code {@link RESULT_TOO_LARGE_CODE}), else the session ends.
+ * An SDK `Transport` over a peer process: newline-delimited JSON-RPC on its stdin and stdout. A line that is not
+ * a JSON-RPC message breaks the protocol (a server must write nothing else to stdout) and ends the peer. A line
+ * longer than the cap is dropped as it arrives; when it was the answer to a request of ours, that request gets an
+ * error answer in its place (code {@link RESULT_TOO_LARGE_CODE}), else the peer ends.
  */
-export class ChildTransport implements SdkTransport {
+export class ChildTransport implements Sdk.Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
-  onmessage?: ((message: JSONRPCMessage) => void) | undefined
+  onmessage?: ((message: Sdk.JSONRPCMessage) => void) | undefined
   private started = false
   private closed = false
-  private readonly backlog: Array<JSONRPCMessage> = []
-  private readonly inbox: Array<JSONRPCMessage> = []
+  private readonly backlog: Array<Sdk.JSONRPCMessage> = []
+  private readonly inbox: Array<Sdk.JSONRPCMessage> = []
   private draining = false
-  /** Whether a write failed: the server stopped reading (it is going), whether or not its exit was seen yet. */
-  broken = false
   /** Ids of our requests not yet answered: an oversize line is matched against them. */
   private readonly pending = new Set<string | number>()
 
   constructor(
-    private readonly child: Process.Child,
-    private readonly options: {
-      readonly maxLineBytes: number
-      readonly maxResultBytes: number
-      readonly onFatal: (error: McpClientError) => void
-    }
+    private readonly peer: Peer.Peer<Violation>,
+    private readonly options: { readonly maxLineBytes: number; readonly maxResultBytes: number }
   ) {
-    const lines = Process.lineSplitter((line) => this.receive(line), {
-      maxLineBytes: options.maxLineBytes,
-      onOversize: (line) => this.oversize(line)
-    })
-    child.onStdout((chunk) => lines.push(chunk))
+    peer.read({ line: (line) => this.receive(line), oversize: (line) => this.oversize(line) })
   }
 
   start(): Promise<void> {
@@ -193,7 +176,7 @@ export class ChildTransport implements SdkTransport {
     return Promise.resolve()
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
+  send(message: Sdk.JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error("the MCP server's connection is closed"))
     if ("method" in message) {
       if ("id" in message) this.pending.add(message.id)
@@ -205,10 +188,10 @@ export class ChildTransport implements SdkTransport {
     // written outside Effect: a fiber per message cost about 30 µs of a 200 µs call to a local server (row 5); the
     // SDK waits for a send only to learn that it failed
     return new Promise((resolve, reject) => {
-      this.child.unsafeWrite(serializeMessage(message), (error) => {
-        if (error === undefined) return resolve()
-        this.broken = true
-        reject(new Error(error.reason))
+      this.peer.send(Sdk.serializeMessage(message), (written) => {
+        if (written._tag === "Success") return resolve()
+        const failure = Cause.failureOption(written.cause)
+        reject(new Error(failure._tag === "Some" ? failure.value.reason : "the write failed"))
       })
     })
   }
@@ -216,7 +199,7 @@ export class ChildTransport implements SdkTransport {
   close(): Promise<void> {
     if (this.closed) return Promise.resolve()
     this.closed = true
-    Effect.runSync(this.child.endInput)
+    this.peer.endInput()
     this.onclose?.()
     return Promise.resolve()
   }
@@ -227,7 +210,7 @@ export class ChildTransport implements SdkTransport {
    * notification and the result read from one chunk would lose the progress. One message per turn of the event
    * loop lets each message's handlers finish before the next one is seen.
    */
-  private deliver(message: JSONRPCMessage): void {
+  private deliver(message: Sdk.JSONRPCMessage): void {
     if (this.closed) return
     if (!this.started) return void this.backlog.push(message)
     this.inbox.push(message)
@@ -250,18 +233,23 @@ export class ChildTransport implements SdkTransport {
     try {
       json = JSON.parse(line)
     } catch {
-      return this.fatal(`it wrote a line to stdout that is not JSON: ${preview(line)}`)
+      return this.peer.violate(`it wrote a line to stdout that is not JSON: ${preview(line)}`, "Protocol")
     }
-    const parsed = JSONRPCMessageSchema.safeParse(json)
-    if (!parsed.success) return this.fatal(`it wrote a line to stdout that is not a JSON-RPC message: ${preview(line)}`)
-    const message = parsed.data as JSONRPCMessage
+    const parsed = Sdk.JSONRPCMessageSchema.safeParse(json)
+    if (!parsed.success) {
+      return this.peer.violate(
+        `it wrote a line to stdout that is not a JSON-RPC message: ${preview(line)}`,
+        "Protocol"
+      )
+    }
+    const message = parsed.data as Sdk.JSONRPCMessage
     if ("id" in message && !("method" in message) && message.id !== undefined) this.pending.delete(message.id)
     this.deliver(message)
   }
 
-  private oversize(line: Process.OversizeLine): void {
+  private oversize(line: Lines.OversizeLine): void {
     if (this.closed) return
-    const id = responseIdOf(line.head, line.tail)
+    const id = responseIdOf(line)
     if (id !== undefined && this.pending.has(id)) {
       this.pending.delete(id)
       const message = tooLargeMessage(this.options.maxResultBytes, line.bytes)
@@ -271,18 +259,12 @@ export class ChildTransport implements SdkTransport {
         error: { code: RESULT_TOO_LARGE_CODE, message, data: { bytes: line.bytes, limit: this.options.maxResultBytes } }
       })
     }
-    this.options.onFatal(
-      new McpClientError({
-        reason: "TooLarge",
-        message: `it wrote a message of ${line.bytes} bytes to stdout, over the limit of ${
-          formatBytes(this.options.maxLineBytes)
-        }, that answers none of our requests`
-      })
+    this.peer.violate(
+      `it wrote a message of ${line.bytes} bytes to stdout, over the limit of ${
+        Lines.formatBytes(this.options.maxLineBytes)
+      }, that answers none of our requests`,
+      "TooLarge"
     )
-  }
-
-  private fatal(message: string): void {
-    this.options.onFatal(new McpClientError({ reason: "Protocol", message }))
   }
 }
 
@@ -304,11 +286,12 @@ interface Settings {
   readonly connectMillis: number
   readonly graceMillis: number
   readonly maxResultBytes: number
+  readonly maxTools: number
   readonly permission: string | undefined
 }
 
 interface Session {
-  readonly client: Client
+  readonly client: Sdk.Client
   readonly settings: Settings
   /** How the server is named in messages. */
   label: string
@@ -318,9 +301,13 @@ interface Session {
   readonly inFlight: Set<{ readonly die: (error: McpClientError) => void }>
   /** Whether `initialize` has succeeded: before, the transport closing is the failed `initialize`'s doing. */
   connected: boolean
-  /** Whether the server is known to be going (a spawned server that exited), its death not yet declared. */
-  ending: () => boolean
-  readonly died: Deferred.Deferred<McpClientError>
+  /**
+   * For a request that failed while a spawned server is going (its write hit a closed pipe): waits, bounded, for
+   * the peer's end, so the request fails with how the server ended and its last words rather than a broken pipe.
+   */
+  settled: Effect.Effect<void>
+  /** A message with the stderr tail of a spawned server (as it is now) appended. */
+  withStderr: (message: string) => string
   /** Completed and replaced on every change of the fields below (and of `dead`). */
   pulse: Deferred.Deferred<void>
   /** `tools/list_changed` notifications received so far. */
@@ -354,18 +341,8 @@ const markDead = (session: Session, error: McpClientError): void => {
   if (session.dead !== undefined) return
   session.dead = error
   for (const request of Array.from(session.inFlight)) request.die(error)
-  Deferred.unsafeDone(session.died, Exit.succeed(error))
   signal(session)
 }
-
-/**
- * The first of two waits to end; the other is interrupted. Both are made interruptible so that, run from an
- * uninterruptible region (a finalizer), the loser is not waited for.
- */
-const race = <A, E, B, E2>(
-  self: Effect.Effect<A, E>,
-  that: Effect.Effect<B, E2>
-): Effect.Effect<A | B, E | E2> => Effect.raceFirst(Effect.interruptible(self), Effect.interruptible(that))
 
 /**
  * Runs a promise-returning request; interruption aborts it (the SDK then sends `notifications/cancelled`). Not
@@ -502,31 +479,35 @@ const inFlight = <A>(
 ): Effect.Effect<A, unknown> => Effect.suspend(() => new InFlight(session, run).wait)
 
 /**
- * A request that failed while a spawned server is going (its write hit a closed pipe) waits for the death to be
- * declared, so it fails with how the server ended and its last words rather than with a broken pipe.
+ * A failed request as the session's error. `method` names the request (`tools/list`) and `what` says it in words
+ * (`listing the tools`). A result that arrived but does not follow MCP's schema is the server's fault, said in one
+ * line; it does not end the session.
  */
-const settled = (session: Session): Effect.Effect<void> =>
-  session.dead !== undefined || !session.ending()
-    ? Effect.void
-    : Effect.asVoid(race(Deferred.await(session.died), Process.realSleep(DEATH_NOTICE_MILLIS)))
-
-const requestError = (session: Session, what: string, error: unknown): McpClientError => {
+const requestError = (session: Session, method: string, what: string, error: unknown): McpClientError => {
   if (session.dead !== undefined) return session.dead
   if (error instanceof McpClientError) return error
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) {
-      return new McpClientError({
-        reason: "Request",
-        message: `the ${session.label} did not answer ${what} in time`,
-        cause: error
-      })
-    }
-    return new McpClientError({ reason: "Request", message: `${what} failed: ${error.message}`, cause: error })
+  if (Sdk.isTimeout(error)) {
+    return new McpClientError({
+      reason: "Request",
+      message: `the ${session.label} did not answer ${what} in time`,
+      cause: error
+    })
   }
-  const reason = error instanceof Error ? error.message : String(error)
+  const sdkMessage = Sdk.errorMessage(error)
+  if (sdkMessage !== undefined) {
+    return new McpClientError({ reason: "Request", message: `${what} failed: ${sdkMessage}`, cause: error })
+  }
+  const malformed = Sdk.malformedResult(error)
+  if (malformed !== undefined) {
+    return new McpClientError({
+      reason: "Protocol",
+      message: `the ${session.label} sent a malformed ${method} result: ${malformed}`,
+      cause: error
+    })
+  }
   return new McpClientError({
     reason: "Request",
-    message: `${what} could not reach the ${session.label}: ${reason}`,
+    message: `${what} could not reach the ${session.label}: ${reasonOf(error)}`,
     cause: error
   })
 }
@@ -548,7 +529,7 @@ const override = <A>(table: Readonly<Record<string, A>>, remote: string, local: 
  * MCP's hints as our annotations: MCP's defaults for hints missing from a block the server sent (destructive and
  * open-world default true), nothing for a server that sent no block (unstated is not harmless).
  */
-export const annotationsOf = (tool: McpTool): Tool.Annotations => {
+export const annotationsOf = (tool: Sdk.Tool): Tool.Annotations => {
   const hints = tool.annotations
   if (hints === undefined) return {}
   return {
@@ -565,20 +546,33 @@ const localName = (session: Session, remote: string): string => {
   return session.settings.prefix === undefined ? name : `${session.settings.prefix}__${name}`
 }
 
-/** The server's listing as tools; a tool we cannot offer (a name too long, a duplicate, a broken schema) is logged. */
-const toSnapshot = (session: Session, listed: ReadonlyArray<McpTool>): Effect.Effect<Snapshot> =>
+/** Why a remote tool cannot be offered under `name`, or `undefined` when it can. */
+const unusableName = (remote: string, name: string, seen: ReadonlySet<string>): string | undefined => {
+  // a prefix alone (`p__`) would pass the name rule: the remote name itself must not be empty
+  if (remote === "") return "its name is empty"
+  if (seen.has(name)) return "another tool has that name"
+  if (!Tool.NAME_PATTERN.test(name)) return "a tool name is 1 to 64 letters, digits, \"_\" or \"-\""
+  return undefined
+}
+
+/**
+ * The server's listing as tools. A tool we cannot offer (an empty name, a name too long, a duplicate, a broken
+ * schema) is left out with a warning that names it.
+ */
+const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.Effect<Snapshot> =>
   Effect.gen(function*() {
     const tools: Array<Tool.Tool<string>> = []
     const seen = new Set<string>()
-    for (const remote of listed) {
+    for (const [i, remote] of listed.entries()) {
+      // compiling schemas is synchronous work: the listing's deadline must be able to fire between tools
+      if (i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1) yield* Process.yieldToEventLoop
       const name = localName(session, remote.name)
-      if (!Tool.NAME_PATTERN.test(name) || seen.has(name)) {
+      const unusable = unusableName(remote.name, name, seen)
+      if (unusable !== undefined) {
         yield* Effect.logWarning(
-          `the ${session.label} lists a tool ${JSON.stringify(remote.name)} that cannot be offered as ${
-            JSON.stringify(name)
-          }: ${
-            seen.has(name) ? "another tool has that name" : "a tool name is 1 to 64 letters, digits, \"_\" or \"-\""
-          }`
+          `the ${session.label} lists a tool ${preview(remote.name)} that cannot be offered${
+            remote.name === "" ? "" : ` as ${preview(name)}`
+          }: ${unusable}`
         )
         continue
       }
@@ -587,16 +581,14 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<McpTool>): Effect.Ef
         seen.add(name)
       } catch (error) {
         yield* Effect.logWarning(
-          `the ${session.label} lists a tool ${JSON.stringify(remote.name)} that cannot be offered: ${
-            error instanceof Error ? error.message : String(error)
-          }`
+          `the ${session.label} lists a tool ${preview(remote.name)} that cannot be offered: ${reasonOf(error)}`
         )
       }
     }
     return { tools, toolkit: Toolkit.make(...tools) }
   })
 
-const remoteTool = (session: Session, remote: McpTool, name: string): Tool.Tool<string> => {
+const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Tool<string> => {
   const annotations = annotationsOf(remote)
   const title = remote.title ?? remote.annotations?.title
   const resource = override(session.settings.resource, remote.name, name)
@@ -629,29 +621,30 @@ const failure = (tool: string, error: McpClientError): ToolFailure =>
 /** A failed request as the call's error. */
 const callError = (session: Session, tool: string, error: unknown): ToolError => {
   if (session.dead !== undefined) return failure(tool, session.dead)
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) {
-      const total = (error.data as { maxTotalTimeout?: unknown } | undefined)?.maxTotalTimeout !== undefined
-      return new ToolTimeout({
-        tool,
-        timeout: Duration.millis(total ? session.settings.maxTotalMillis : session.settings.timeoutMillis)
-      })
-    }
-    if (error.code === RESULT_TOO_LARGE_CODE) {
-      const data = error.data as { bytes?: number } | undefined
-      return failure(
-        tool,
-        new McpClientError({
-          reason: "TooLarge",
-          message: tooLargeMessage(session.settings.maxResultBytes, data?.bytes),
-          cause: error
-        })
-      )
-    }
-    // the server's own answer to the call (an unknown tool, arguments it refused): its words, for the model
-    return failure(tool, new McpClientError({ reason: "Request", message: error.message, cause: error }))
+  if (Sdk.isTimeout(error)) {
+    const total = (Sdk.errorData(error) as { maxTotalTimeout?: unknown } | undefined)?.maxTotalTimeout !== undefined
+    return new ToolTimeout({
+      tool,
+      timeout: Duration.millis(total ? session.settings.maxTotalMillis : session.settings.timeoutMillis)
+    })
   }
-  return failure(tool, requestError(session, "the call", error))
+  if (Sdk.errorCode(error) === RESULT_TOO_LARGE_CODE) {
+    const data = Sdk.errorData(error) as { bytes?: number } | undefined
+    return failure(
+      tool,
+      new McpClientError({
+        reason: "TooLarge",
+        message: tooLargeMessage(session.settings.maxResultBytes, data?.bytes),
+        cause: error
+      })
+    )
+  }
+  // the server's own answer to the call (an unknown tool, arguments it refused): its words, for the model
+  const answered = Sdk.errorMessage(error)
+  if (answered !== undefined) {
+    return failure(tool, new McpClientError({ reason: "Request", message: answered, cause: error }))
+  }
+  return failure(tool, requestError(session, "tools/call", "the call", error))
 }
 
 /**
@@ -684,7 +677,7 @@ const callTool = (
       {
         onFailure: (error) =>
           Effect.zipRight(
-            settled(session),
+            session.settled,
             Effect.suspend(() =>
               Effect.fail(callError(session, local, error))
             )
@@ -718,7 +711,7 @@ const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effec
   })
   if (session.notified > seen) return landed
   if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return Effect.void
-  return race(
+  return Peer.race(
     waitUntil(session, () => session.notified > seen || session.dead !== undefined),
     Process.realSleep(session.settings.graceMillis)
   ).pipe(Effect.zipRight(Effect.suspend(() => (session.notified > seen ? landed : Effect.void))))
@@ -728,9 +721,10 @@ const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effec
 // listings
 // ---------------------------------------------------------------------------------------------------------------
 
-const listAll = (session: Session, timeoutMillis: number): Effect.Effect<ReadonlyArray<McpTool>, McpClientError> =>
+/** Every page of the server's list, at most `maxTools` tools in all; each request within `timeoutMillis`. */
+const listPages = (session: Session, timeoutMillis: number): Effect.Effect<ReadonlyArray<Sdk.Tool>, McpClientError> =>
   Effect.gen(function*() {
-    const tools: Array<McpTool> = []
+    const tools: Array<Sdk.Tool> = []
     const cursors = new Set<string>()
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
@@ -740,10 +734,18 @@ const listAll = (session: Session, timeoutMillis: number): Effect.Effect<Readonl
         inFlight(session, (signal) => session.client.listTools(params, { signal, timeout: timeoutMillis })),
         (error) =>
           Effect.zipRight(
-            settled(session),
-            Effect.suspend(() => Effect.fail(requestError(session, "listing the tools", error)))
+            session.settled,
+            Effect.suspend(() => Effect.fail(requestError(session, "tools/list", "listing the tools", error)))
           )
       )
+      if (tools.length + result.tools.length > session.settings.maxTools) {
+        return yield* Effect.fail(
+          new McpClientError({
+            reason: "TooLarge",
+            message: `the ${session.label} lists more than ${session.settings.maxTools} tools, the limit (maxTools)`
+          })
+        )
+      }
       tools.push(...result.tools)
       cursor = result.nextCursor
       if (cursor === undefined || cursors.has(cursor)) break
@@ -753,6 +755,23 @@ const listAll = (session: Session, timeoutMillis: number): Effect.Effect<Readonl
   })
 
 /**
+ * The server's tools, listed (every page) and made tools, all within `millis` of real time: a server that pages
+ * slowly, or without end, cannot hold a connect or a refresh past its timeout.
+ */
+const listTools = (session: Session, millis: number): Effect.Effect<Snapshot, McpClientError> =>
+  Peer.withDeadline(
+    Effect.flatMap(listPages(session, millis), (listed) => toSnapshot(session, listed)),
+    millis,
+    () =>
+      new McpClientError({
+        reason: "Request",
+        message: `the ${session.label} did not finish listing its tools within ${
+          Duration.format(Duration.millis(millis))
+        }`
+      })
+  )
+
+/**
  * Lists the tools and swaps the snapshot; one listing at a time. Whatever the outcome, the notifications counted
  * when it started are covered (`landed`), so calls waiting for them return; a failure keeps the old snapshot.
  */
@@ -760,8 +779,7 @@ const refreshNow = (session: Session): Effect.Effect<Snapshot, McpClientError> =
   session.lock.withPermits(1)(Effect.suspend(() => {
     const target = session.notified
     session.requested = Math.max(session.requested, target)
-    return listAll(session, session.settings.timeoutMillis).pipe(
-      Effect.flatMap((listed) => toSnapshot(session, listed)),
+    return listTools(session, session.settings.timeoutMillis).pipe(
       Effect.tap((snapshot) =>
         Effect.sync(() => {
           session.snapshot = snapshot
@@ -846,10 +864,15 @@ export const connect = (
         `invalid MCP client prefix ${JSON.stringify(options.prefix)}: a prefix is letters, digits, "_" or "-"`
       )
     }
-    if (
-      options.maxResultBytes !== undefined && !(Number.isInteger(options.maxResultBytes) && options.maxResultBytes > 0)
-    ) {
-      return yield* Effect.dieMessage(`invalid maxResultBytes ${options.maxResultBytes}: a positive integer is needed`)
+    if (options.maxResultBytes !== undefined && !Lines.isLineCap(options.maxResultBytes + ENVELOPE_BYTES)) {
+      return yield* Effect.dieMessage(
+        `invalid maxResultBytes ${options.maxResultBytes}: a positive integer up to ${
+          Lines.MAX_LINE_CAP - ENVELOPE_BYTES
+        } is needed`
+      )
+    }
+    if (options.maxTools !== undefined && !(Number.isInteger(options.maxTools) && options.maxTools >= 0)) {
+      return yield* Effect.dieMessage(`invalid maxTools ${options.maxTools}: a non-negative integer is needed`)
     }
     const settings: Settings = {
       prefix: options.prefix,
@@ -860,14 +883,15 @@ export const connect = (
       connectMillis: millis(options.connectTimeout, DEFAULT_CONNECT_TIMEOUT),
       graceMillis: millis(options.notificationGrace, DEFAULT_NOTIFICATION_GRACE),
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS,
       permission: options.permission
     }
     const info = options.clientInfo
     // an Elicitor in the context is someone to ask: the client offers forms and pages to servers
     const elicitor = yield* Effect.serviceOption(Elicitation.Elicitor)
     const runtime = yield* Effect.runtime<never>()
-    const capabilities: ClientCapabilities = Option.isSome(elicitor) ? { elicitation: { form: {}, url: {} } } : {}
-    const client = new Client(
+    const capabilities: Sdk.ClientCapabilities = Option.isSome(elicitor) ? { elicitation: { form: {}, url: {} } } : {}
+    const client = new Sdk.Client(
       info === undefined
         ? { name: "effect-agent-tools", version: "0.1.0" }
         : { name: info.name, version: info.version, ...(info.title === undefined ? {} : { title: info.title }) },
@@ -880,8 +904,8 @@ export const connect = (
       dead: undefined,
       inFlight: new Set(),
       connected: false,
-      ending: () => false,
-      died: Deferred.unsafeMake<McpClientError>(FiberId.none),
+      settled: Effect.void,
+      withStderr: (message) => message,
       pulse: newPulse(),
       notified: 0,
       requested: 0,
@@ -891,16 +915,17 @@ export const connect = (
       lock: yield* Effect.makeSemaphore(1)
     }
 
-    let sdkTransport: SdkTransport
-    let stderrTail: () => string = () => ""
+    let sdkTransport: Sdk.Transport
     if (isStdio(transport)) {
       session.label = `MCP server (${commandLabel(transport.command, transport.args)})`
-      const child = yield* Process.spawn({
+      const maxLineBytes = settings.maxResultBytes + ENVELOPE_BYTES
+      const peer = yield* Peer.start<Violation>({
         command: transport.command,
         args: transport.args,
         env: transport.env,
         cwd: transport.cwd,
-        stderrTailBytes: STDERR_TAIL_BYTES,
+        maxLineBytes,
+        subject: () => `the ${session.label}`,
         ...(transport.killGrace === undefined ? {} : { killGraceMillis: millis(transport.killGrace, 0) })
       }).pipe(
         Effect.mapError((error) =>
@@ -911,53 +936,21 @@ export const connect = (
           })
         )
       )
-      stderrTail = child.stderrTail
-      const violated = Deferred.unsafeMake<McpClientError>(FiberId.none)
-      const childTransport = new ChildTransport(child, {
-        maxLineBytes: settings.maxResultBytes + ENVELOPE_BYTES,
-        maxResultBytes: settings.maxResultBytes,
-        onFatal: (error) => Deferred.unsafeDone(violated, Exit.succeed(error))
-      })
+      const childTransport = new ChildTransport(peer, { maxLineBytes, maxResultBytes: settings.maxResultBytes })
       sdkTransport = childTransport
-      session.ending = () => child.exitStatus() !== undefined || childTransport.broken
-      // the server's end: it exited (after its pipes delivered its last words, or a moment later if a helper holds
-      // them open), or it broke the protocol; either way calls fail at once and its whole group is ended
-      yield* Effect.forkScoped(Effect.gen(function*() {
-        const ended = yield* race(
-          Effect.map(child.exited, (status) => Either.right(status)),
-          Effect.map(Deferred.await(violated), (error) => Either.left(error))
+      session.settled = peer.settled
+      session.withStderr = (message) => peer.withStderr(message)
+      // the server's end (it exited, or broke the protocol): calls fail at once, then the transport closes
+      peer.onEnd((end) => {
+        markDead(
+          session,
+          new McpClientError({ reason: end._tag === "Exited" ? "Closed" : end.detail, message: peer.describe(end) })
         )
-        if (Either.isRight(ended)) {
-          yield* race(child.closed, Process.realSleep(LAST_WORDS_MILLIS))
-          markDead(
-            session,
-            new McpClientError({
-              reason: "Closed",
-              message: Process.withStderr(
-                `the ${session.label} ${Process.describeExit(ended.right)}`,
-                child.stderrTail()
-              )
-            })
-          )
-        } else {
-          const error = ended.left
-          markDead(
-            session,
-            new McpClientError({
-              reason: error.reason,
-              message: Process.withStderr(
-                `the ${session.label} broke the protocol: ${error.message}`,
-                child.stderrTail()
-              )
-            })
-          )
-        }
-        yield* Effect.promise(() => childTransport.close())
-        yield* child.terminate
-      }))
+        void childTransport.close()
+      })
     } else if (isHttp(transport)) {
       session.label = `MCP server at ${transport.url.origin}${transport.url.pathname}`
-      sdkTransport = new StreamableHTTPClientTransport(
+      sdkTransport = new Sdk.StreamableHTTPClientTransport(
         transport.url,
         transport.headers === undefined ? undefined : { requestInit: { headers: { ...transport.headers } } }
       )
@@ -974,21 +967,21 @@ export const connect = (
         session,
         new McpClientError({
           reason: "Closed",
-          message: Process.withStderr(`the connection to the ${session.label} closed`, stderrTail())
+          message: session.withStderr(`the connection to the ${session.label} closed`)
         })
       )
     }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler(Sdk.ToolListChangedNotificationSchema, () => {
       session.notified++
       signal(session)
     })
     if (Option.isSome(elicitor)) {
-      client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      client.setRequestHandler(Sdk.ElicitRequestSchema, (request, extra) =>
         answerElicitation(runtime, elicitor.value, request.params, extra.signal))
     }
     const logLevel = options.logLevel
     if (logLevel !== undefined) {
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      client.setNotificationHandler(Sdk.LoggingMessageNotificationSchema, (notification) => {
         const { data, level, logger } = notification.params
         Runtime.runSync(runtime)(
           Effect.logWithLevel(Logging.fromMcp(level), typeof data === "string" ? data : JSON.stringify(data)).pipe(
@@ -1017,26 +1010,28 @@ export const connect = (
     // not raced with the session's death: a death always closes the transport, which fails `initialize`, and the
     // SDK closes the transport itself when `initialize` times out (a death that must not hide the timeout)
     yield* promise((signal) => client.connect(sdkTransport, { signal, timeout: settings.connectMillis })).pipe(
-      Effect.catchAll((error) => Effect.zipRight(settled(session), Effect.fail(error))),
+      Effect.catchAll((error) => Effect.zipRight(session.settled, Effect.fail(error))),
       Effect.mapError((error): McpClientError => {
-        const tail = stderrTail()
-        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        if (Sdk.isTimeout(error)) {
           return new McpClientError({
             reason: "Initialize",
-            message: Process.withStderr(
+            message: session.withStderr(
               `the ${session.label} did not answer initialize within ${
                 Duration.format(Duration.millis(settings.connectMillis))
-              }`,
-              tail
+              }`
             ),
             cause: error
           })
         }
         if (session.dead !== undefined) return session.dead
-        const reason = error instanceof Error ? error.message : String(error)
+        const malformed = Sdk.malformedResult(error)
         return new McpClientError({
           reason: "Initialize",
-          message: Process.withStderr(`initialize with the ${session.label} failed: ${reason}`, tail),
+          message: session.withStderr(
+            malformed === undefined
+              ? `initialize with the ${session.label} failed: ${reasonOf(error)}`
+              : `the ${session.label} sent a malformed initialize result: ${malformed}`
+          ),
           cause: error
         })
       })
@@ -1049,25 +1044,24 @@ export const connect = (
       version: version?.version ?? "",
       ...(version?.title === undefined ? {} : { title: version.title })
     }
-    if (serverInfo.name !== "") session.label = `MCP server ${JSON.stringify(serverInfo.name)}`
+    if (serverInfo.name !== "") session.label = `MCP server ${preview(serverInfo.name, 100)}`
     session.listChanged = client.getServerCapabilities()?.tools?.listChanged === true
     if (logLevel !== undefined && client.getServerCapabilities()?.logging !== undefined) {
       yield* Effect.catchAll(
         inFlight(session, (signal) =>
           client.setLoggingLevel(Logging.toMcp(logLevel), { signal, timeout: settings.connectMillis })),
         (error) =>
-          Effect.fail(requestError(session, "setting the log level", error))
+          Effect.fail(requestError(session, "logging/setLevel", "setting the log level", error))
       )
     }
 
-    const listed = yield* listAll(session, settings.connectMillis).pipe(
+    session.snapshot = yield* listTools(session, settings.connectMillis).pipe(
       Effect.mapError((error) =>
         session.dead !== undefined || error.reason !== "Request"
           ? error
-          : new McpClientError({ ...error, message: Process.withStderr(error.message, stderrTail()) })
+          : new McpClientError({ ...error, message: session.withStderr(error.message) })
       )
     )
-    session.snapshot = yield* toSnapshot(session, listed)
     yield* Effect.forkScoped(follower(session))
 
     const self: McpClient.McpClient = Object.assign(Object.create(ClientProto), {

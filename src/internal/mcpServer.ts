@@ -48,7 +48,6 @@ import {
   SetLevelRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -70,7 +69,6 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
-import * as NodeConsole from "node:console"
 import { randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -85,7 +83,9 @@ import { currentCall } from "./context.js"
 import * as Elicit from "./elicitation.js"
 import * as Mcp from "./mcp.js"
 import * as Logging from "./mcpLogging.js"
+import { reasonOf } from "./reason.js"
 import * as Scheduler from "./scheduler.js"
+import { stderrConsole } from "./stderrConsole.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // models
@@ -238,9 +238,8 @@ const withClientLogging = <A, E, R>(self: Effect.Effect<A, E, R>, connection: Co
 // in a call: elicitation
 // ---------------------------------------------------------------------------------------------------------------
 
-/** An error's message without the `MCP error <code>: ` the SDK puts before it each time it crosses a wire. */
-const reasonOf = (error: unknown): string =>
-  (error instanceof Error ? error.message : String(error)).replace(/^(?:MCP error -?\d+: )+/, "")
+/** An error's reason without the `MCP error <code>: ` the SDK puts before it each time it crosses a wire. */
+const unprefixed = (error: unknown): string => reasonOf(error).replace(/^(?:MCP error -?\d+: )+/, "")
 
 /**
  * The `Elicitor` of a call: the calling client when it declared the capability for the question's mode (`{}` is
@@ -264,7 +263,7 @@ const clientElicitor = (
         ),
       catch: (cause) =>
         new Elicitation.ElicitationError({
-          message: `the MCP client could not be asked: ${reasonOf(cause)}`,
+          message: `the MCP client could not be asked: ${unprefixed(cause)}`,
           cause
         })
     }).pipe(Effect.map(Elicit.fromElicitResult))
@@ -365,7 +364,7 @@ export const sample = (request: SamplingRequest): Effect.Effect<SamplingResult, 
           CreateMessageResultSchema,
           { signal, timeout: NO_TIMEOUT_MILLIS }
         ),
-      catch: (cause) => new SamplingError({ reason: "Failed", message: `sampling failed: ${reasonOf(cause)}`, cause })
+      catch: (cause) => new SamplingError({ reason: "Failed", message: `sampling failed: ${unprefixed(cause)}`, cause })
     }).pipe(
       Effect.map((result): SamplingResult => ({
         role: result.role,
@@ -621,7 +620,7 @@ const attach = (
       try: () => connectServer(core, transport, { sessions: true, onclose }),
       catch: (cause) =>
         new McpServerError({
-          message: `cannot start the MCP transport: ${cause instanceof Error ? cause.message : String(cause)}`,
+          message: `cannot start the MCP transport: ${reasonOf(cause)}`,
           cause
         })
     }),
@@ -742,35 +741,6 @@ class Answering implements Transport {
     const waiting = this.waiting
     this.waiting = []
     for (const resolve of waiting) resolve()
-  }
-}
-
-/** Effect's console (what every built-in logger and `Console.log` write through) on stderr. */
-const stderrConsole = (): Console.Console => {
-  const unsafe = new NodeConsole.Console({ stdout: process.stderr, stderr: process.stderr })
-  const sync = (f: () => void) => Effect.sync(f)
-  return {
-    [Console.TypeId]: Console.TypeId,
-    assert: (condition, ...args) => sync(() => unsafe.assert(condition, ...args)),
-    clear: sync(() => unsafe.clear()),
-    count: (label) => sync(() => unsafe.count(label)),
-    countReset: (label) => sync(() => unsafe.countReset(label)),
-    debug: (...args) => sync(() => unsafe.debug(...args)),
-    dir: (item, options) => sync(() => unsafe.dir(item, options)),
-    dirxml: (...args) => sync(() => unsafe.dirxml(...args)),
-    error: (...args) => sync(() => unsafe.error(...args)),
-    group: (options) =>
-      sync(() => (options?.collapsed === true ? unsafe.groupCollapsed(options.label) : unsafe.group(options?.label))),
-    groupEnd: sync(() => unsafe.groupEnd()),
-    info: (...args) => sync(() => unsafe.info(...args)),
-    log: (...args) => sync(() => unsafe.log(...args)),
-    table: (data, properties) => sync(() => unsafe.table(data, properties as Array<string> | undefined)),
-    time: (label) => sync(() => unsafe.time(label)),
-    timeEnd: (label) => sync(() => unsafe.timeEnd(label)),
-    timeLog: (label, ...args) => sync(() => unsafe.timeLog(label, ...args)),
-    trace: (...args) => sync(() => unsafe.trace(...args)),
-    warn: (...args) => sync(() => unsafe.warn(...args)),
-    unsafe
   }
 }
 

@@ -5,7 +5,8 @@
  * child leaves those behind. The child is started as a group leader (`detached`), so ending the group ends every
  * process it started. Release closes stdin first (a well-behaved server exits on end of input), then sends
  * SIGTERM to the group, then SIGKILL after a grace period. The last few KB of stderr are kept so an error about a
- * dead peer can say why it died.
+ * dead peer can say why it died. A process we talk to in lines (an MCP server, a stdio provider) is a peer:
+ * `peer.ts` builds on this module.
  *
  * Timers here are real timers, not Effect's clock: a process does not run on `TestClock`, and cleanup must finish
  * under one.
@@ -20,9 +21,10 @@ import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
+import { reasonOf } from "./reason.js"
 
-/** Bytes of stderr kept for error messages. */
-export const STDERR_TAIL_BYTES = 8 * 1024
+/** Bytes of stderr kept for error messages (a peer's end, a shell's): the last lines, not a log. */
+export const STDERR_TAIL_BYTES = 4 * 1024
 
 /** How long a process group gets between SIGTERM and SIGKILL, and after stdin closes, in milliseconds. */
 export const KILL_GRACE_MILLIS = 2_000
@@ -91,6 +93,19 @@ export const realSleep = (millis: number): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(timer))
   })
 
+/**
+ * Lets the event loop turn (its timers, its I/O) before going on. Effect's scheduler yields a long run of steps in
+ * microtasks, which keep real timers from firing: a loop of synchronous work that must stay under a real deadline
+ * yields through this every so often.
+ */
+export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
+
+/** How many items of synchronous work a loop does between two {@link yieldToEventLoop}s. */
+export const YIELD_EVERY = 64
+
 const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
   try {
     process.kill(-pid, signal)
@@ -134,12 +149,6 @@ export const groupAlive = (pgid: number): boolean => {
 export const describeExit = (status: ExitStatus): string =>
   status.signal !== null ? `was killed by ${status.signal}` : `exited with code ${status.code}`
 
-/** `error` plus the stderr tail, for messages about a peer that died. */
-export const withStderr = (message: string, tail: string): string => {
-  const trimmed = tail.trim()
-  return trimmed === "" ? message : `${message}; its stderr ended with:\n${trimmed}`
-}
-
 /** Starts a process in its own group; the scope's close ends the group. */
 export const spawn = (options: SpawnOptions): Effect.Effect<Child, ProcessError, Scope.Scope> =>
   Effect.acquireRelease(start(options), (child) => child.terminate)
@@ -162,7 +171,7 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
         stdio: ["pipe", "pipe", "pipe"]
       })
     } catch (error) {
-      return Effect.fail(new ProcessError({ command, reason: error instanceof Error ? error.message : String(error) }))
+      return Effect.fail(new ProcessError({ command, reason: reasonOf(error) }))
     }
     const exitDeferred = Deferred.unsafeMake<ExitStatus>(FiberId.none)
     const closedDeferred = Deferred.unsafeMake<void>(FiberId.none)
@@ -249,90 +258,3 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
       })
     })
   })
-
-/** A line longer than a splitter's `maxLineBytes`: its length and its first and last bytes, as text. */
-export interface OversizeLine {
-  readonly bytes: number
-  readonly head: string
-  readonly tail: string
-}
-
-/** Bytes kept of each end of an oversize line. */
-const OVERSIZE_EDGE_BYTES = 256
-
-/**
- * Splits a byte stream into lines, with no limit on a line's length unless `maxLineBytes` is given: chunks are kept
- * as they come and joined once per line, so a 50 MB line costs one copy. A trailing `\r` is dropped. With
- * `maxLineBytes`, a longer line is not kept: its bytes are counted and dropped as they come, and at its end
- * `onOversize` gets its length and its first and last bytes (enough to tell whose answer it was); the next line is
- * read as usual.
- */
-export const lineSplitter = (
-  onLine: (line: string) => void,
-  options?: {
-    readonly maxLineBytes: number
-    readonly onOversize: (line: OversizeLine) => void
-  }
-): { push: (chunk: Buffer) => void; end: () => void } => {
-  const max = options?.maxLineBytes ?? Infinity
-  let pending: Array<Buffer> = []
-  let pendingBytes = 0
-  // while dropping an oversize line: its length so far, its first bytes and its last bytes
-  let dropped: { bytes: number; head: Buffer; tail: Buffer } | undefined
-  const drop = (piece: Buffer) => {
-    if (dropped === undefined) {
-      const start = Buffer.concat([...pending, piece])
-      pending = []
-      pendingBytes = 0
-      dropped = { bytes: start.length, head: start.subarray(0, OVERSIZE_EDGE_BYTES), tail: Buffer.alloc(0) }
-      dropped.tail = Buffer.from(start.subarray(Math.max(0, start.length - OVERSIZE_EDGE_BYTES)))
-      return
-    }
-    dropped.bytes += piece.length
-    const tail = Buffer.concat([dropped.tail, piece])
-    dropped.tail = Buffer.from(tail.subarray(Math.max(0, tail.length - OVERSIZE_EDGE_BYTES)))
-  }
-  const endDropped = () => {
-    const line = dropped!
-    dropped = undefined
-    options!.onOversize({ bytes: line.bytes, head: line.head.toString("utf8"), tail: line.tail.toString("utf8") })
-  }
-  return {
-    push: (chunk) => {
-      let start = 0
-      let at = chunk.indexOf(10)
-      while (at >= 0) {
-        const piece = chunk.subarray(start, at)
-        if (dropped !== undefined || pendingBytes + piece.length > max) {
-          drop(piece)
-          endDropped()
-        } else {
-          const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece])
-          pending = []
-          pendingBytes = 0
-          const text = line.toString("utf8")
-          onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
-        }
-        start = at + 1
-        at = chunk.indexOf(10, start)
-      }
-      if (start < chunk.length) {
-        const rest = chunk.subarray(start)
-        if (dropped !== undefined || pendingBytes + rest.length > max) {
-          drop(rest)
-        } else {
-          pending.push(rest)
-          pendingBytes += rest.length
-        }
-      }
-    },
-    end: () => {
-      if (dropped !== undefined) return endDropped()
-      if (pending.length === 0) return
-      const text = Buffer.concat(pending).toString("utf8")
-      pending = []
-      pendingBytes = 0
-      onLine(text.endsWith("\r") ? text.slice(0, -1) : text)
-    }
-  }
-}

@@ -1,17 +1,17 @@
 /**
  * The stdio tool-provider protocol, both sides.
  *
- * `serve` reads request lines, runs each call through the long-lived scheduler (so resource keys and
- * `maxParallel` hold across requests, in arrival order) in a fiber of its own kept in a `FiberSet`, and writes
- * each answer as one whole line through a {@link lineWriter} (answers that come while a write is in flight go out
- * together in the next write). End of input waits for the set to empty; a line that
- * is not JSON stops the reading, waits the same way, then fails; a write that fails fails everything at once.
+ * `serve` reads request lines (each at most `maxLineBytes`: a longer one is dropped as it arrives), runs each call
+ * through the long-lived scheduler (so resource keys and `maxParallel` hold across requests, in arrival order) in a
+ * fiber of its own kept in a `FiberSet`, and writes each answer as one whole line through a `lineWriter` (answers
+ * that come while a write is in flight go out together in the next write). End of input waits for the set to
+ * empty; a line that is not JSON stops the reading, waits the same way, then fails; a write that fails fails
+ * everything at once.
  *
- * `connect` spawns the provider in a process group of its own, reads the header through a line splitter with no
- * length limit, and keeps the calls in flight in a map from wire `call_id` to a `Deferred`. The map is changed
- * synchronously, by the stdout callback and by call fibers between their steps, never both at once (one JavaScript
- * thread). One scoped fiber waits for the process to exit and its pipes to close (bounded: a grandchild may hold
- * them), then fails whatever is still in the map; later calls fail before sending.
+ * `connect` starts the provider as a peer process (`peer.ts`: its process group, its stdout cut into lines of at
+ * most `maxLineBytes`, its stderr tail, its end failing what is in flight, SIGTERM then SIGKILL). A {@link Host}
+ * reads the header, then matches answers to calls by `call_id` (`Peer.Pending`); what is not an answer is logged
+ * through a {@link JunkLog}, a few lines, then a count.
  *
  * The content mapping (`toContent` one way, `fromContent` the other) is the one place where results become wire
  * values and back; a test round-trips every kind of outcome through both.
@@ -21,7 +21,6 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,14 +38,20 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Console as NodeConsole } from "node:console"
+import type * as StdioProvider from "../StdioProvider.js"
 import * as Tool from "../Tool.js"
 import * as ToolDefinition from "../ToolDefinition.js"
 import { InvalidArguments, MODEL_PREFIX } from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
 import * as ToolResult from "../ToolResult.js"
+import { preview } from "./argumentProblems.js"
 import type { Outcome } from "./executor.js"
+import * as Lines from "./lines.js"
+import * as Peer from "./peer.js"
 import * as Process from "./process.js"
+import { reasonOf } from "./reason.js"
 import * as Scheduler from "./scheduler.js"
+import { stderrConsole } from "./stderrConsole.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // constants and errors
@@ -61,13 +66,17 @@ export const ERROR_PREFIX = MODEL_PREFIX
 /** How long `connect` waits for the ready line by default. */
 export const DEFAULT_START_TIMEOUT: Duration.Duration = Duration.seconds(10)
 
-/**
- * At most how long a provider that exited gets for its pipes to deliver what it wrote last (an answer written just
- * before it exited, its last stderr lines) before the calls in flight fail: the exit is often reported before the
- * last chunk of stdout is read. The wait ends as soon as both pipes have closed; only a grandchild holding them
- * open makes it last this long.
- */
-export const LAST_WORDS_MILLIS = 200
+/** The longest line either side reads by default: 16 MiB, as much as `McpClient` takes for one result. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+
+/** The most tools `connect` takes from a header by default. */
+export const DEFAULT_MAX_TOOLS = 1_000
+
+/** Lines that are not the protocol logged one by one before they are only counted. */
+const JUNK_LINES_LOGGED = 10
+
+/** How often, at most, the count of the junk lines not logged is logged (and once more at the end). */
+const JUNK_SUMMARY_MILLIS = 10_000
 
 /** Characters of an offending line quoted in a message or a log. */
 const QUOTED_CHARS = 200
@@ -81,27 +90,14 @@ export const EMPTY_FAILURE_MESSAGE = "tool call failed"
 export class StdioProviderError extends Schema.TaggedError<StdioProviderError>(
   "effect-agent-tools/StdioProviderError"
 )("StdioProviderError", {
-  reason: Schema.Literal("Spawn", "Header", "Timeout", "Closed", "Answer", "Protocol", "Input", "Output"),
+  reason: Schema.Literal("Spawn", "Header", "Timeout", "Closed", "Answer", "TooLarge", "Protocol", "Input", "Output"),
   message: Schema.String,
   cause: Schema.optional(Schema.Unknown)
 }) {}
 
-export interface ExitStatus {
-  readonly code: number | null
-  readonly signal: string | null
-}
-
 const quote = (line: string): string =>
   JSON.stringify(line.length > QUOTED_CHARS ? line.slice(0, QUOTED_CHARS) + "…" : line) +
   (line.length > QUOTED_CHARS ? ` (${line.length} characters)` : "")
-
-const reasonOf = (error: unknown): string => {
-  if (error instanceof Error) return error.message
-  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-    return error.message
-  }
-  return String(error)
-}
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -205,70 +201,51 @@ const answerLine = (callId: string, content: unknown): string => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// writing lines
+// lines that are not the protocol
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Queues a line and calls `done` once its write has ended; the function it gives drops the line if its write has
- * not started. */
-export type LineQueue<E> = (line: string, done: (exit: Exit.Exit<void, E>) => void) => () => void
-
 /**
- * Writes lines so that the lines sent while a write is in flight go out together in the next one. A write to a
- * pipe is a system call that wakes the reader, and costs more than answering a no-op call: under load one write
- * carries a burst of lines instead of one each. A line sent while nothing is being written goes out at once, so a
- * lone call waits for nothing; lines go out in the order they were sent, each whole. A line dropped before its
- * write starts is not written; every sender in a write that fails gets its error.
- *
- * Outside Effect (a write that takes a callback, callers that need no fiber); {@link lineWriter} is a line as an
- * Effect on top of it.
+ * Logs lines the other side wrote that are not the protocol, without letting them flood the log: the first
+ * {@link JUNK_LINES_LOGGED} one by one, then only their count, at most once per {@link JUNK_SUMMARY_MILLIS} (when
+ * one more arrives) and once at the end ({@link JunkLog.flush}).
  */
-export const lineQueue = <E>(
-  write: (text: string, done: (exit: Exit.Exit<void, E>) => void) => void
-): LineQueue<E> => {
-  interface Queued {
-    readonly line: string
-    readonly done: (exit: Exit.Exit<void, E>) => void
-    dropped: boolean
-  }
-  let queued: Array<Queued> = []
-  let writing = false
-  const next = (): void => {
-    const batch = queued.filter((entry) => !entry.dropped)
-    queued = []
-    writing = batch.length > 0
-    if (!writing) return
-    let text = batch[0].line
-    for (let i = 1; i < batch.length; i++) text += batch[i].line
-    write(text, (exit) => {
-      for (const entry of batch) entry.done(exit)
-      next()
-    })
-  }
-  return (line, done) => {
-    const entry: Queued = { line, done, dropped: false }
-    queued.push(entry)
-    if (!writing) next()
-    return () => {
-      entry.dropped = true
+class JunkLog {
+  private logged = 0
+  private unlogged = 0
+  private lastLog = 0
+
+  constructor(private readonly log: (message: string) => void, private readonly what: string) {}
+
+  /** One more line; `message` is made only if it is logged. */
+  add(message: () => string): void {
+    if (this.logged < JUNK_LINES_LOGGED) {
+      this.logged++
+      this.lastLog = Date.now()
+      return this.log(message())
     }
+    this.unlogged++
+    if (Date.now() - this.lastLog >= JUNK_SUMMARY_MILLIS) this.flush()
+  }
+
+  /** Logs the count of the lines not logged since the last count, if any. */
+  flush(): void {
+    if (this.unlogged === 0) return
+    const count = this.unlogged
+    this.unlogged = 0
+    this.lastLog = Date.now()
+    this.log(
+      `stdio provider: ignored ${count} more ${count === 1 ? "line" : "lines"} ${this.what} (the first ` +
+        `${JUNK_LINES_LOGGED} were logged one by one; the rest are counted)`
+    )
   }
 }
 
-/** A line through a {@link lineQueue} as an Effect: it ends when the line's write has ended; a line whose sender
- * is interrupted before its write starts is not written. */
-export const lineWriter = <E>(send: LineQueue<E>) => (line: string): Effect.Effect<void, E> =>
-  Effect.async<void, E>((resume) => Effect.sync(send(line, resume)))
+const tooLongMessage = (what: string, bytes: number, limit: number): string =>
+  `${what} is ${bytes} bytes, over the limit of ${Lines.formatBytes(limit)} for one line`
 
 // ---------------------------------------------------------------------------------------------------------------
 // serve
 // ---------------------------------------------------------------------------------------------------------------
-
-export interface ServeOptions {
-  readonly maxParallel?: number | undefined
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly input?: Stream.Stream<Uint8Array | string, unknown> | undefined
-  readonly output?: ((text: string) => Effect.Effect<void, unknown>) | undefined
-}
 
 /** A request, read: answerable (with a call id) or not. */
 type Request =
@@ -311,13 +288,15 @@ export const header = (toolkit: Toolkit.Toolkit<Tool.Any>): string =>
 const toBuffer = (chunk: Uint8Array | string): Buffer =>
   typeof chunk === "string" ? Buffer.from(chunk, "utf8") : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
 
-/** The input as lines, with no limit on a line's length. */
+/** The input as lines, each at most `maxLineBytes`; a longer one comes as its {@link Lines.OversizeLine}. */
 const linesOf = (
-  input: Stream.Stream<Uint8Array | string, unknown>
-): Stream.Stream<string, StdioProviderError> =>
+  input: Stream.Stream<Uint8Array | string, unknown>,
+  maxLineBytes: number
+): Stream.Stream<string | Lines.OversizeLine, StdioProviderError> =>
   Stream.suspend(() => {
-    const ready: Array<string> = []
-    const splitter = Process.lineSplitter((line) => ready.push(line))
+    const ready: Array<string | Lines.OversizeLine> = []
+    const push = (line: string | Lines.OversizeLine) => void ready.push(line)
+    const splitter = Lines.lineSplitter(push, { maxLineBytes, onOversize: push })
     return input.pipe(
       Stream.mapError((error) =>
         new StdioProviderError({
@@ -360,55 +339,28 @@ const guardProcessStdout: Effect.Effect<void, never, Scope.Scope> = Effect.acqui
   (ignore) => Effect.sync(() => process.stdout.off("error", ignore))
 )
 
-/** A `Console` whose every method writes to stderr: stdout belongs to the protocol. */
-export const stderrConsole = (): Console.Console => {
-  const unsafe = new NodeConsole({ stdout: process.stderr, stderr: process.stderr })
-  return {
-    [Console.TypeId]: Console.TypeId,
-    assert: (condition, ...args) => Effect.sync(() => unsafe.assert(condition, ...args)),
-    clear: Effect.sync(() => unsafe.clear()),
-    count: (label) => Effect.sync(() => unsafe.count(label)),
-    countReset: (label) => Effect.sync(() => unsafe.countReset(label)),
-    debug: (...args) => Effect.sync(() => unsafe.debug(...args)),
-    dir: (item, options) => Effect.sync(() => unsafe.dir(item, options)),
-    dirxml: (...args) => Effect.sync(() => unsafe.dirxml(...args)),
-    error: (...args) => Effect.sync(() => unsafe.error(...args)),
-    group: (options) =>
-      Effect.sync(
-        () => (options?.collapsed === true ? unsafe.groupCollapsed(options.label) : unsafe.group(options?.label))
-      ),
-    groupEnd: Effect.sync(() => unsafe.groupEnd()),
-    info: (...args) => Effect.sync(() => unsafe.info(...args)),
-    log: (...args) => Effect.sync(() => unsafe.log(...args)),
-    table: (data, properties) => Effect.sync(() => unsafe.table(data, properties)),
-    time: (label) => Effect.sync(() => unsafe.time(label)),
-    timeEnd: (label) => Effect.sync(() => unsafe.timeEnd(label)),
-    timeLog: (label, ...args) => Effect.sync(() => unsafe.timeLog(label, ...args)),
-    trace: (...args) => Effect.sync(() => unsafe.trace(...args)),
-    warn: (...args) => Effect.sync(() => unsafe.warn(...args)),
-    unsafe
-  }
-}
-
 export const serve = <Tools extends Tool.Any>(
   toolkit: Toolkit.Toolkit<Tools>,
-  options?: ServeOptions
+  options?: StdioProvider.ServeOptions
 ): Effect.Effect<void, StdioProviderError, Tool.Requirements<Tools>> => {
   const onProcessStdout = options?.output === undefined
   const output = options?.output ?? processOutput
   const input = options?.input ?? processInput
   const program = Effect.scoped(Effect.gen(function*() {
+    const maxLineBytes = yield* lineCap(options?.maxLineBytes)
     if (onProcessStdout) yield* guardProcessStdout
     const scheduler = yield* Scheduler.make({ maxParallel: options?.maxParallel, timeout: options?.timeout })
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const sendLine = lineQueue<unknown>((text, done) => runFork(Effect.suspend(() => output(text))).addObserver(done))
+    const sendLine = Lines.lineQueue<unknown>((text, done) =>
+      runFork(Effect.suspend(() => output(text))).addObserver(done)
+    )
     const outputError = (error: unknown) =>
       new StdioProviderError({
         reason: "Output",
         message: `writing to the output failed: ${reasonOf(error)}`,
         cause: error
       })
-    const write = lineWriter(sendLine)
+    const write = Lines.lineWriter(sendLine)
     const send = (text: string): Effect.Effect<void, StdioProviderError> => Effect.mapError(write(text), outputError)
     yield* send(header(toolkit))
 
@@ -435,9 +387,24 @@ export const serve = <Tools extends Tool.Any>(
     })
 
     const inFlight = yield* FiberSet.make<void, StdioProviderError>()
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
+    const junk = new JunkLog((message) => runSync(Effect.logWarning(message)), "of input that cannot be answered")
+    yield* Effect.addFinalizer(() => Effect.sync(() => junk.flush()))
     let lineNumber = 0
-    const handle = (line: string): Effect.Effect<void, StdioProviderError, Tool.Requirements<Tools>> => {
+    /** A request line over the cap, dropped as it arrived: answered if its call_id is at either end of it. */
+    const oversize = (line: Lines.OversizeLine): Effect.Effect<void> => {
+      const id = Lines.memberAtEdges(line, "call_id")
+      const message = tooLongMessage("the request", line.bytes, maxLineBytes)
+      if (typeof id === "string") return answerNow(answerLine(id, ERROR_PREFIX + message))
+      return Effect.sync(() =>
+        junk.add(() => `stdio provider: ignored line ${lineNumber}: ${message}, without a call_id at its start or end`)
+      )
+    }
+    const handle = (
+      line: string | Lines.OversizeLine
+    ): Effect.Effect<void, StdioProviderError, Tool.Requirements<Tools>> => {
       lineNumber++
+      if (typeof line !== "string") return oversize(line)
       if (line.trim() === "") return Effect.void
       let value: unknown
       try {
@@ -452,8 +419,12 @@ export const serve = <Tools extends Tool.Any>(
       }
       const request = readRequest(value)
       switch (request._tag) {
-        case "Unanswerable":
-          return Effect.logWarning(`stdio provider: ignored line ${lineNumber}: ${request.reason}: ${quote(line)}`)
+        case "Unanswerable": {
+          const number = lineNumber
+          return Effect.sync(() =>
+            junk.add(() => `stdio provider: ignored line ${number}: ${request.reason}: ${quote(line)}`)
+          )
+        }
         case "Malformed":
           return answerNow(answerLine(request.id, `${ERROR_PREFIX}malformed request: ${request.reason}`))
         case "Call": {
@@ -473,7 +444,7 @@ export const serve = <Tools extends Tool.Any>(
 
     // End of input, or a line that is fatal: start nothing more, let the calls in flight answer, then stop.
     const reading = Effect.gen(function*() {
-      const read = yield* Effect.exit(Stream.runForEach(linesOf(input), handle))
+      const read = yield* Effect.exit(Stream.runForEach(linesOf(input, maxLineBytes), handle))
       yield* FiberSet.awaitEmpty(inFlight)
       yield* allWritten
       return yield* read
@@ -484,9 +455,8 @@ export const serve = <Tools extends Tool.Any>(
   return onProcessStdout ? Effect.withConsole(program, stderrConsole()) : program
 }
 
-export interface MainOptions<R = never, E = never> {
-  readonly maxParallel?: number | undefined
-  readonly timeout?: Duration.DurationInput | undefined
+/** `main`'s options as it receives them: the public ones, and the layer when the handlers need one. */
+export interface MainOptions<R = never, E = never> extends StdioProvider.MainOptions {
   readonly layer?: Layer.Layer<R, E> | undefined
 }
 
@@ -526,27 +496,24 @@ export const main = <Tools extends Tool.Any, R, E>(
 // connect
 // ---------------------------------------------------------------------------------------------------------------
 
-export interface ConnectOptions {
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
-  readonly cwd?: string | undefined
-  readonly env?: Readonly<Record<string, string | undefined>> | undefined
-  readonly startTimeout?: Duration.DurationInput | undefined
-  readonly callTimeout?: Duration.DurationInput | undefined
+/** A line cap from an option: the default when absent; a defect (a programmer error) when it is not a cap. */
+const lineCap = (given: number | undefined): Effect.Effect<number> => {
+  if (given === undefined) return Effect.succeed(DEFAULT_MAX_LINE_BYTES)
+  if (!Lines.isLineCap(given)) {
+    return Effect.dieMessage(
+      `invalid maxLineBytes ${given}: a positive integer up to ${Lines.MAX_LINE_CAP} is needed`
+    )
+  }
+  return Effect.succeed(given)
 }
 
-export interface Provider {
-  readonly toolkit: Toolkit.Toolkit<Tool.Tool<string>>
-  readonly definitions: ReadonlyArray<ToolDefinition.OpenAiChat>
-  readonly command: string
-  readonly pid: number
-  readonly exited: Effect.Effect<ExitStatus>
-}
-
-const commandLabel = (options: ConnectOptions): string => {
+const commandLabel = (options: StdioProvider.ConnectOptions): string => {
   const label = [options.command, ...(options.args ?? [])].join(" ")
   return label.length > 120 ? label.slice(0, 120) + "…" : label
 }
+
+/** How messages name a provider: `stdio provider "node provider.js"`. */
+const subjectOf = (label: string): string => `stdio provider ${JSON.stringify(label)}`
 
 /** One header line as a definition, or why it is not one. */
 const readDefinition = (line: string): ToolDefinition.OpenAiChat | string => {
@@ -562,7 +529,7 @@ const readDefinition = (line: string): ToolDefinition.OpenAiChat | string => {
   const fn = value.function
   if (typeof fn.name !== "string") return "function.name is not a string"
   if (!Tool.NAME_PATTERN.test(fn.name)) {
-    return `the tool name ${JSON.stringify(fn.name)} is not 1 to 64 letters, digits, "_" or "-"`
+    return `the tool name ${preview(fn.name)} is not 1 to 64 letters, digits, "_" or "-"`
   }
   if (fn.description !== undefined && fn.description !== null && typeof fn.description !== "string") {
     return `function.description of ${JSON.stringify(fn.name)} is not a string`
@@ -581,255 +548,262 @@ const readDefinition = (line: string): ToolDefinition.OpenAiChat | string => {
   }
 }
 
-export const connect = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderError, Scope.Scope> =>
+interface HostSettings {
+  readonly label: string
+  readonly maxLineBytes: number
+  readonly maxTools: number
+}
+
+/**
+ * The host's side of one provider, as the peer's reader: the header until its ready line, then the answers, each
+ * settling the call waiting for its `call_id`. A line over the cap is dropped as it arrives: in the header, it
+ * refuses the header; after, it fails the call it answers, when its `call_id` can be read at either end of it.
+ */
+class Host implements Peer.Reader {
+  private phase: "header" | "ready" | "refused" = "header"
+  private headerLines = 0
+  private readonly names = new Set<string>()
+  readonly definitions: Array<ToolDefinition.OpenAiChat> = []
+  /** Completes with the ready line, or fails with why the header was refused or never came. */
+  readonly ready = Deferred.unsafeMake<void, StdioProviderError>(FiberId.none)
+  readonly calls: Peer.Pending<unknown, StdioProviderError>
+  readonly junk: JunkLog
+
+  constructor(
+    readonly peer: Peer.Peer,
+    readonly settings: HostSettings,
+    private readonly log: (effect: Effect.Effect<void>) => void
+  ) {
+    this.calls = new Peer.Pending(peer)
+    this.junk = new JunkLog((message) => log(Effect.logWarning(message)), "of stdout that are not answers")
+  }
+
+  private get subject(): string {
+    return subjectOf(this.settings.label)
+  }
+
+  get readied(): boolean {
+    return this.phase === "ready"
+  }
+
+  line(text: string): void {
+    if (this.phase === "ready") return this.answer(text)
+    if (this.phase === "refused") return
+    this.headerLines++
+    if (text.trim() === "") {
+      this.phase = "ready"
+      Deferred.unsafeDone(this.ready, Exit.void)
+      return
+    }
+    if (this.definitions.length >= this.settings.maxTools) {
+      return this.refuse(`it lists more than ${this.settings.maxTools} tools, the limit (maxTools)`)
+    }
+    const definition = readDefinition(text)
+    if (typeof definition === "string") return this.refuse(definition)
+    if (this.names.has(definition.function.name)) {
+      return this.refuse(`the tool name ${JSON.stringify(definition.function.name)} is already taken`)
+    }
+    this.names.add(definition.function.name)
+    this.definitions.push(definition)
+  }
+
+  oversize(line: Lines.OversizeLine): void {
+    if (this.phase === "refused") return
+    if (this.phase === "header") {
+      this.headerLines++
+      return this.refuse(`${tooLongMessage("it", line.bytes, this.settings.maxLineBytes)} (maxLineBytes)`)
+    }
+    const id = Lines.memberAtEdges(line, "call_id")
+    const message = tooLongMessage(`the answer of ${this.subject}`, line.bytes, this.settings.maxLineBytes)
+    if (typeof id === "string" && this.calls.has(id)) {
+      this.calls.settle(
+        id,
+        Exit.fail(new StdioProviderError({ reason: "TooLarge", message: `${message}; ask for less at a time` }))
+      )
+      return
+    }
+    this.junk.add(() => `stdio provider: ignored a line of stdout that answers no call in flight: ${message}`)
+  }
+
+  /** The provider ended: the start fails if it was not over, and every call in flight fails. */
+  ended(end: Peer.End<never>): void {
+    const status: StdioProvider.ExitStatus | undefined = end._tag === "Exited" ? end.status : undefined
+    Deferred.unsafeDone(
+      this.ready,
+      Exit.fail(
+        new StdioProviderError({
+          reason: "Closed",
+          message: this.peer.describe(end, " before its ready line"),
+          cause: status
+        })
+      )
+    )
+    this.calls.failAll(new StdioProviderError({ reason: "Closed", message: this.peer.describe(end), cause: status }))
+    this.junk.flush()
+  }
+
+  private answer(line: string): void {
+    if (line.trim() === "") return
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      return this.junk.add(() => `stdio provider: ignored a line of stdout that is not JSON: ${quote(line)}`)
+    }
+    if (!isRecord(value) || typeof value.call_id !== "string") {
+      return this.junk.add(() => `stdio provider: ignored a line of stdout that is not an answer: ${quote(line)}`)
+    }
+    if (!this.calls.settle(value.call_id, Exit.succeed(value.content))) {
+      this.log(Effect.logDebug(
+        `stdio provider: ignored an answer to call_id ${preview(value.call_id)}, ` +
+          "which nothing waits for (unknown, or its call was interrupted)"
+      ))
+    }
+  }
+
+  private refuse(why: string): void {
+    this.phase = "refused"
+    Deferred.unsafeDone(
+      this.ready,
+      Exit.fail(
+        new StdioProviderError({
+          reason: "Header",
+          message: this.peer.withStderr(`${this.subject} sent a malformed header: line ${this.headerLines}: ${why}`)
+        })
+      )
+    )
+  }
+}
+
+export const connect = (
+  options: StdioProvider.ConnectOptions
+): Effect.Effect<StdioProvider.Provider, StdioProviderError, Scope.Scope> =>
   Effect.gen(function*() {
+    const settings: HostSettings = {
+      label: commandLabel(options),
+      maxLineBytes: yield* lineCap(options.maxLineBytes),
+      maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS
+    }
+    if (!(Number.isInteger(settings.maxTools) && settings.maxTools >= 0)) {
+      return yield* Effect.dieMessage(`invalid maxTools ${settings.maxTools}: a non-negative integer is needed`)
+    }
     // A provider that fails to start is ended now, not when the caller's (maybe long-lived) scope closes.
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    return yield* start(options).pipe(
+    return yield* start(options, settings).pipe(
       Scope.extend(scope),
       Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
     )
   })
 
-const start = (options: ConnectOptions): Effect.Effect<Provider, StdioProviderError, Scope.Scope> =>
+const start = (
+  options: StdioProvider.ConnectOptions,
+  settings: HostSettings
+): Effect.Effect<StdioProvider.Provider, StdioProviderError, Scope.Scope> =>
   Effect.gen(function*() {
-    const label = commandLabel(options)
+    const label = settings.label
     const startTimeout = options.startTimeout === undefined
       ? DEFAULT_START_TIMEOUT
       : Duration.decode(options.startTimeout)
-    const child = yield* Process.spawn({
+    const runtime = yield* Effect.runtime<never>()
+    const log = (effect: Effect.Effect<void>): void =>
+      Runtime.runSync(runtime)(Effect.annotateLogs(effect, "stdio_provider", label))
+    const subject = subjectOf(label)
+    const peer = yield* Peer.start({
       command: options.command,
       args: options.args,
       cwd: options.cwd,
-      env: options.env
+      env: options.env,
+      maxLineBytes: settings.maxLineBytes,
+      subject: () => subject
     }).pipe(
       Effect.mapError((error) =>
         new StdioProviderError({
           reason: "Spawn",
-          message: `stdio provider ${JSON.stringify(label)} could not be started: ${error.reason}`,
+          message: `${subject} could not be started: ${error.reason}`,
           cause: error
         })
       )
     )
-    const runtime = yield* Effect.runtime<never>()
-    // the host writes outside Effect: a fiber per request line would cost more than the call it carries
-    const sendLine = lineQueue<Process.ProcessError>((text, done) =>
-      child.unsafeWrite(text, (error) => done(error === undefined ? Exit.void : Exit.fail(error)))
-    )
-    const log = (effect: Effect.Effect<void>): void =>
-      Runtime.runSync(runtime)(Effect.annotateLogs(effect, "stdio_provider", label))
-
-    /** The calls waiting for their answer, by call id: each settles its call when called. */
-    const pending = new Map<string, (exit: Exit.Exit<unknown, StdioProviderError>) => void>()
-    let lost: StdioProviderError | undefined
-    let nextId = 0
-    const definitions: Array<ToolDefinition.OpenAiChat> = []
-    const names = new Set<string>()
-    const ready = Deferred.unsafeMake<void, StdioProviderError>(FiberId.none)
-    let phase: "header" | "ready" | "refused" = "header"
-    let headerLines = 0
-
-    const refuse = (why: string): void => {
-      phase = "refused"
-      Deferred.unsafeDone(
-        ready,
-        Exit.fail(
-          new StdioProviderError({
-            reason: "Header",
-            message: Process.withStderr(
-              `stdio provider ${JSON.stringify(label)} sent a malformed header: line ${headerLines}: ${why}`,
-              child.stderrTail()
-            )
-          })
-        )
-      )
-    }
-
-    const onAnswer = (line: string): void => {
-      if (line.trim() === "") return
-      let value: unknown
-      try {
-        value = JSON.parse(line)
-      } catch {
-        return log(Effect.logWarning(`stdio provider: ignored a line of stdout that is not JSON: ${quote(line)}`))
-      }
-      if (!isRecord(value) || typeof value.call_id !== "string") {
-        return log(Effect.logWarning(`stdio provider: ignored a line of stdout that is not an answer: ${quote(line)}`))
-      }
-      const waiting = pending.get(value.call_id)
-      if (waiting === undefined) {
-        return log(Effect.logDebug(
-          `stdio provider: ignored an answer to call_id ${JSON.stringify(value.call_id)}, ` +
-            "which nothing waits for (unknown, or its call was interrupted)"
-        ))
-      }
-      pending.delete(value.call_id)
-      waiting(Exit.succeed(value.content))
-    }
-
-    const onLine = (line: string): void => {
-      if (phase === "ready") return onAnswer(line)
-      if (phase === "refused") return
-      headerLines++
-      if (line.trim() === "") {
-        phase = "ready"
-        Deferred.unsafeDone(ready, Exit.void)
-        return
-      }
-      const definition = readDefinition(line)
-      if (typeof definition === "string") return refuse(definition)
-      if (names.has(definition.function.name)) {
-        return refuse(`the tool name ${JSON.stringify(definition.function.name)} is already taken`)
-      }
-      names.add(definition.function.name)
-      definitions.push(definition)
-    }
-    const splitter = Process.lineSplitter(onLine)
-    child.onStdout(splitter.push)
-
-    const fail = (error: StdioProviderError): void => {
-      if (lost === undefined) lost = error
-      const waiting = [...pending.values()]
-      pending.clear()
-      for (const settle of waiting) settle(Exit.fail(error))
-    }
-
-    // Calls in flight fail when the scope closes (before the process group is ended)...
+    const host = new Host(peer, settings, log)
+    peer.read(host)
+    peer.onEnd((end) => host.ended(end))
+    // Calls in flight fail when the scope closes, before the process group is ended.
     yield* Effect.addFinalizer(() =>
-      Effect.sync(() =>
-        fail(
-          new StdioProviderError({
-            reason: "Closed",
-            message: `the connection to stdio provider ${JSON.stringify(label)} was closed`
-          })
+      Effect.sync(() => {
+        host.calls.failAll(
+          new StdioProviderError({ reason: "Closed", message: `the connection to ${subject} was closed` })
         )
-      )
-    )
-    // ... or as soon as the process exits, once its last output has had a moment to arrive.
-    yield* Effect.forkScoped(Effect.gen(function*() {
-      const status = yield* child.exited
-      const closed = yield* Effect.raceFirst(
-        Effect.as(child.closed, true),
-        Effect.as(Process.realSleep(LAST_WORDS_MILLIS), false)
-      )
-      if (closed) splitter.end()
-      const exit: ExitStatus = { code: status.code, signal: status.signal }
-      const how = Process.describeExit(status)
-      Deferred.unsafeDone(
-        ready,
-        Exit.fail(
-          new StdioProviderError({
-            reason: "Closed",
-            message: Process.withStderr(
-              `stdio provider ${JSON.stringify(label)} ${how} before its ready line`,
-              child.stderrTail()
-            ),
-            cause: exit
-          })
-        )
-      )
-      fail(
-        new StdioProviderError({
-          reason: "Closed",
-          message: Process.withStderr(`stdio provider ${JSON.stringify(label)} ${how}`, child.stderrTail()),
-          cause: exit
-        })
-      )
-    }))
-
-    yield* Deferred.await(ready).pipe(
-      Effect.timeoutFail({
-        duration: startTimeout,
-        onTimeout: () =>
-          new StdioProviderError({
-            reason: "Timeout",
-            message: Process.withStderr(
-              `stdio provider ${JSON.stringify(label)} sent no ready line (an empty line after the tool ` +
-                `definitions) within ${Duration.format(startTimeout)}` +
-                (definitions.length === 0 ? "" : `; it had sent ${definitions.length} definition(s)`),
-              child.stderrTail()
-            )
-          })
+        host.junk.flush()
       })
     )
-
-    /**
-     * One request and its answer: the line is queued for writing and the call waits for the answer with that call
-     * id, with no fiber of its own. A write that fails waits a moment for the process's exit, whose status and stderr
-     * are the better reason; an interrupted call drops its line if it has not been written, and its answer, if it
-     * ever comes, is ignored.
-     */
-    const ask = (name: string, args: Record<string, unknown>, dir: string) =>
-      Effect.async<unknown, StdioProviderError>((resume) => {
-        if (lost !== undefined) return resume(Effect.fail(lost))
-        const id = String(++nextId)
-        let lastWords: ReturnType<typeof setTimeout> | undefined
-        const settle = (exit: Exit.Exit<unknown, StdioProviderError>): void => {
-          if (lastWords !== undefined) clearTimeout(lastWords)
-          resume(exit)
-        }
-        pending.set(id, settle)
-        const line = JSON.stringify({
-          call_id: id,
-          function: { name, arguments: JSON.stringify(args) },
-          context: { dir }
-        })
-        const drop = sendLine(line + "\n", (written) => {
-          if (Exit.isSuccess(written) || pending.get(id) !== settle) return
-          const failure = Cause.failureOption(written.cause)
-          const reason = failure._tag === "Some" ? failure.value.reason : Cause.pretty(written.cause)
-          lastWords = setTimeout(() => {
-            if (pending.get(id) !== settle) return
-            pending.delete(id)
-            resume(Effect.fail(
-              new StdioProviderError({
-                reason: "Closed",
-                message: `the call could not be sent to stdio provider ${JSON.stringify(label)}: ${reason}`,
-                cause: written.cause
-              })
-            ))
-          }, LAST_WORDS_MILLIS * 3)
-        })
-        return Effect.sync(() => {
-          drop()
-          if (lastWords !== undefined) clearTimeout(lastWords)
-          if (pending.get(id) === settle) pending.delete(id)
-        })
-      })
 
     const call = (name: string) => (args: Record<string, unknown>) =>
-      Effect.flatMap(
-        FiberRef.get(currentDirectory),
-        (dir) => Effect.flatMap(ask(name, args, dir ?? process.cwd()), fromContent)
-      )
+      Effect.flatMap(FiberRef.get(currentDirectory), (dir) =>
+        Effect.flatMap(
+          host.calls.ask(
+            (id) =>
+              JSON.stringify({
+                call_id: id,
+                function: { name, arguments: JSON.stringify(args) },
+                context: { dir: dir ?? process.cwd() }
+              }) + "\n",
+            (reason) =>
+              new StdioProviderError({
+                reason: "Closed",
+                message: `the call could not be sent to ${subject}: ${reason}`
+              })
+          ),
+          fromContent
+        ))
 
-    const tools: Array<Tool.Tool<string>> = []
-    for (const definition of definitions) {
-      const fn = definition.function
-      try {
-        tools.push(Tool.fromJsonSchema(fn.name, {
-          description: fn.description,
-          parameters: fn.parameters,
-          strict: fn.strict === true,
-          timeout: options.callTimeout,
-          handler: call(fn.name)
-        }))
-      } catch (error) {
-        return yield* Effect.fail(
-          new StdioProviderError({
-            reason: "Header",
-            message: `stdio provider ${JSON.stringify(label)} sent a malformed header: ${reasonOf(error)}`,
-            cause: error
-          })
-        )
-      }
-    }
+    // The whole start, the header and building its tools, is under startTimeout: a header of many tools, each
+    // schema compiled, must not hold a host past it.
+    const tools = yield* Peer.withDeadline(
+      Effect.zipRight(
+        Deferred.await(host.ready),
+        Effect.forEach(host.definitions, (definition, i) =>
+          Effect.zipRight(
+            i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1 ? Process.yieldToEventLoop : Effect.void,
+            Effect.try({
+              try: () =>
+                Tool.fromJsonSchema(definition.function.name, {
+                  description: definition.function.description,
+                  parameters: definition.function.parameters,
+                  strict: definition.function.strict === true,
+                  timeout: options.callTimeout,
+                  handler: call(definition.function.name)
+                }),
+              catch: (error) =>
+                new StdioProviderError({
+                  reason: "Header",
+                  message: `${subject} sent a malformed header: ${reasonOf(error)}`,
+                  cause: error
+                })
+            })
+          ))
+      ),
+      Duration.toMillis(startTimeout),
+      () =>
+        new StdioProviderError({
+          reason: "Timeout",
+          message: peer.withStderr(
+            host.readied
+              ? `${subject} did not start within ${Duration.format(startTimeout)}: its ${host.definitions.length} ` +
+                "tools were still being read"
+              : `${subject} sent no ready line (an empty line after the tool definitions) within ` +
+                Duration.format(startTimeout) +
+                (host.definitions.length === 0 ? "" : `; it had sent ${host.definitions.length} definition(s)`)
+          )
+        })
+    )
 
+    const toolkit = Toolkit.make(...tools)
     return {
-      toolkit: Toolkit.make(...tools),
-      definitions,
+      tools: Effect.succeed(tools),
+      toolkit: Effect.succeed(toolkit),
+      definitions: host.definitions,
       command: label,
-      pid: child.pid,
-      exited: Effect.map(child.exited, (status): ExitStatus => ({ code: status.code, signal: status.signal }))
+      pid: peer.pid,
+      exited: peer.exited
     }
   })

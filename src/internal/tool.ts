@@ -34,11 +34,12 @@ import {
 import * as ToolResult from "../ToolResult.js"
 import * as Ajv from "./ajv.js"
 import type { Problem } from "./argumentProblems.js"
-import { flatDecoder, fromIssue, preview } from "./argumentProblems.js"
+import { flatDecoder, fromIssue } from "./argumentProblems.js"
 import * as Arguments from "./arguments.js"
 import type { Annotations, CallContext, Progress } from "./context.js"
 import { currentCall } from "./context.js"
 import type { JsonSchema } from "./jsonSchema.js"
+import { reasonOf } from "./reason.js"
 
 /** Everything a call needs from its tool, with the types erased (the public `Tool` carries them). */
 export interface Kernel {
@@ -282,23 +283,6 @@ const nullToAbsent = (encoded: AST.AST): (u: unknown) => unknown => {
 // ---------------------------------------------------------------------------------------------------------------
 // output mapping
 // ---------------------------------------------------------------------------------------------------------------
-
-const firstLine = (s: string): string => {
-  const line = s.split("\n", 1)[0].trim()
-  return line.length > 300 ? line.slice(0, 300) + "…" : line
-}
-
-/** A defect's one-line reason: its message, never a stack. */
-export const reasonOf = (defect: unknown): string => {
-  try {
-    if (defect instanceof Error) return firstLine(defect.message === "" ? defect.name : defect.message)
-    if (typeof defect === "string") return firstLine(defect)
-    return preview(defect)
-  } catch {
-    // a defect whose message getter throws must not turn the call's outcome into a crash
-    return "a value that cannot be shown"
-  }
-}
 
 const defect = (tool: string, reason: string, error: unknown): ToolError =>
   makeError(ToolDefect, { tool, reason, cause: Cause.die(error) })

@@ -17,6 +17,7 @@ import type { Dirent } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as nodePath from "node:path"
 import picomatch from "picomatch"
+import { reasonOf } from "../internal/reason.js"
 import * as Tool from "../Tool.js"
 import { WorkspaceError } from "./errors.js"
 import type { Root } from "./paths.js"
@@ -189,7 +190,7 @@ export const grep = (ctx: Context) =>
           regexp = new RegExp(literal === true ? escapeRegExp(pattern) : pattern)
         } catch (error) {
           return yield* failWith(
-            `invalid regular expression: ${error instanceof Error ? error.message : String(error)}; ` +
+            `invalid regular expression: ${reasonOf(error)}; ` +
               "set literal to search for the text as it is"
           )
         }

@@ -20,6 +20,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
+import * as Lines from "../internal/lines.js"
 import * as Process from "../internal/process.js"
 import { WorkspaceError } from "./errors.js"
 
@@ -109,7 +110,7 @@ export const make = (root: string): Effect.Effect<Shell, WorkspaceError, Scope.S
       Effect.mapError((error) => new WorkspaceError({ message: `the shell could not be started: ${error.reason}` }))
     )
     const pending = new Map<number, Pending>()
-    const lines = Process.lineSplitter((line) => {
+    const lines = Lines.lineSplitter((line) => {
       const match = /^@@AGENT_TOOLS_(PID|DONE) (\d+) (-?\d+)$/.exec(line)
       if (match === null) return
       const entry = pending.get(Number(match[2]))
