@@ -41,6 +41,7 @@ import type * as Either from "effect/Either"
 import type * as Schema from "effect/Schema"
 import type * as Executor from "./Executor.js"
 import * as Internal from "./internal/providers/effectAi.js"
+import type * as Permission from "./Permission.js"
 import type { ProviderFormatError } from "./ProviderFormat.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -205,11 +206,38 @@ export const results: (
 ) => Prompt.Prompt = Internal.results
 
 /**
+ * What {@link fromToolkit} may add to the tool made for one @effect/ai tool, as `Tool.make` takes it: resource
+ * keys (from the decoded parameters), `sequential`, a `timeout`, a `permission` to ask for, `strict`. An
+ * @effect/ai tool declares none of these, so without them its calls run alongside each other, unasked.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolOptions<P> {
+  readonly resource?: Tool.Resource<P> | undefined
+  readonly sequential?: boolean | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly permission?: Permission.Spec<P> | undefined
+  readonly strict?: boolean | undefined
+}
+
+/**
+ * {@link ToolOptions} by tool name, typed by each tool's parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FromToolkitOptions<Tools extends Record<string, AiTool.Any>> = {
+  readonly [Name in keyof Tools]?: ToolOptions<AiTool.Parameters<Tools[Name]>>
+}
+
+/**
  * An @effect/ai toolkit as our `Toolkit`: each user-defined tool becomes our tool with the same name,
  * description, parameters schema (so arguments are checked with our messages) and annotations, whose handler
  * calls the toolkit's `handle` (the @effect/ai handler, its result validated and encoded by @effect/ai). Run it
- * with `Executor` and locks, timeouts, permission, records and the event stream apply; `Tool.progress` inside an
- * @effect/ai handler reports progress. The handler's typed failure is the call's `ToolFailure`; a result that
+ * with `Executor`, and timeouts, records, cancellation and the event stream apply; `Tool.progress` inside an
+ * @effect/ai handler reports progress; `options` adds, per tool, the resource keys that order and lock its calls,
+ * a permission to ask for, a timeout. The handler's typed failure is the call's `ToolFailure`; a result that
  * fails its own success schema is a `ToolDefect`. Provider-defined tools are left out (the provider runs them).
  *
  * Give it what `generateText` takes as `toolkit`: a `WithHandler` gives the toolkit at once; an Effect of one (an
@@ -232,7 +260,7 @@ export const results: (
  * const handlers = Greetings.toLayer({ greet: ({ name }) => Effect.succeed(`hello ${name}`) })
  *
  * const program = Effect.gen(function*() {
- *   const kit = yield* EffectAi.fromToolkit(Greetings)
+ *   const kit = yield* EffectAi.fromToolkit(Greetings, { greet: { resource: ({ name }) => `person:${name}` } })
  *   return yield* Executor.run(kit, [{ id: "1", name: "greet", arguments: "{\"name\":\"Ada\"}" }])
  * }).pipe(Effect.provide(handlers))
  * ```
@@ -241,8 +269,12 @@ export const results: (
  * @category @effect/ai models
  */
 export const fromToolkit: {
-  <Tools extends Record<string, AiTool.Any>>(toolkit: AiToolkit.WithHandler<Tools>): Toolkit.Toolkit<ToolsFor<Tools>>
+  <Tools extends Record<string, AiTool.Any>>(
+    toolkit: AiToolkit.WithHandler<Tools>,
+    options?: FromToolkitOptions<Tools>
+  ): Toolkit.Toolkit<ToolsFor<Tools>>
   <Tools extends Record<string, AiTool.Any>, E, R>(
-    toolkit: Effect.Effect<AiToolkit.WithHandler<Tools>, E, R>
+    toolkit: Effect.Effect<AiToolkit.WithHandler<Tools>, E, R>,
+    options?: FromToolkitOptions<Tools>
   ): Effect.Effect<Toolkit.Toolkit<ToolsFor<Tools>>, E, R>
 } = Internal.fromToolkit

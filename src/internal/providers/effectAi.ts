@@ -15,7 +15,7 @@ import * as Encoding from "effect/Encoding"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { AiToolsFor, Parameters, ToolkitOptions } from "../../EffectAi.js"
+import type { AiToolsFor, Parameters, ToolkitOptions, ToolOptions } from "../../EffectAi.js"
 import type { ProviderFormatError } from "../../ProviderFormat.js"
 import * as Tool from "../../Tool.js"
 import { toModelText, ToolNotFound } from "../../ToolError.js"
@@ -72,11 +72,16 @@ interface Placed {
   readonly media: ReadonlyArray<Prompt.FilePart>
 }
 
-const placed = (outcome: Outcome): Placed =>
+/** Why `toolkit`'s path shows no media: @effect/ai resolves a call to one JSON value, with no message to add. */
+const NO_MEDIA = "@effect/ai's own tool call resolution carries JSON only (EffectAi.results carries media)"
+
+/** An outcome as @effect/ai carries it; `withMedia` says whether media can follow in a user message. */
+const placed = (outcome: Outcome, withMedia: boolean): Placed =>
   foldOutcome(outcome, (text): Placed => ({ isFailure: true, result: text, media: [] }), (pieces, result): Placed => {
     const texts: Array<string> = []
     const media: Array<Prompt.FilePart> = []
     const file = (mediaType: string, data: string, name: string | undefined): string | undefined => {
+      if (!withMedia) return NO_MEDIA
       const bytes = Encoding.decodeBase64(data)
       if (Either.isLeft(bytes)) return "its data is not base64"
       media.push(Prompt.filePart({ mediaType, data: bytes.right, ...(name === undefined ? {} : { fileName: name }) }))
@@ -137,7 +142,7 @@ export const toolkit = <T extends Tool.Any>(
     // @effect/ai hands a handler no call id: the call gets one of its own
     const id = `effect-ai-call-${++calls}`
     return Effect.map(Tool.execute(tool.value, { id, arguments: params }, { timeout }), (outcome) => {
-      const { isFailure, result } = placed(outcome)
+      const { isFailure, result } = placed(outcome, false)
       return { isFailure, result, encodedResult: result }
     })
   }
@@ -180,7 +185,7 @@ export const results = (calls: ReadonlyArray<ToolCall>, outcomes: ReadonlyArray<
   const toolParts: Array<Prompt.ToolResultPart> = []
   const userParts: Array<Prompt.UserMessagePart> = []
   for (const [call, outcome] of paired(calls, outcomes)) {
-    const { isFailure, media, result } = placed(outcome)
+    const { isFailure, media, result } = placed(outcome, true)
     toolParts.push(
       Prompt.toolResultPart({ id: call.id, name: call.name, isFailure, result, providerExecuted: false })
     )
@@ -217,10 +222,9 @@ const annotationsOf = (tool: AiTool.Any): Tool.Annotations => {
   return out
 }
 
-const toolOf = (
-  tool: AiTool.Any,
-  withHandler: AiToolkit.WithHandler<Record<string, AiTool.Any>>
-): Tool.Any => {
+type AnyToolkit = AiToolkit.WithHandler<Record<string, AiTool.Any>>
+
+const toolOf = (tool: AiTool.Any, withHandler: AnyToolkit, options: ToolOptions<any> | undefined): Tool.Any => {
   const parameters = tool.parametersSchema === AiTool.EmptyParams
     ? undefined
     : tool.parametersSchema as unknown as Schema.Schema<unknown, unknown>
@@ -229,6 +233,7 @@ const toolOf = (
     ? () => Either.right({})
     : ParseResult.encodeUnknownEither(parameters)
   return Tool.make(tool.name, {
+    ...options,
     description: AiTool.getDescription(tool as any) ?? "",
     annotations: annotationsOf(tool),
     parameters,
@@ -242,14 +247,20 @@ const toolOf = (
   })
 }
 
-const fromWithHandler = (withHandler: AiToolkit.WithHandler<Record<string, AiTool.Any>>): Toolkit.Toolkit<Tool.Any> =>
+const fromWithHandler = (
+  withHandler: AnyToolkit,
+  options: Readonly<Record<string, ToolOptions<any> | undefined>> | undefined
+): Toolkit.Toolkit<Tool.Any> =>
   Toolkit.make(
     ...Object.values(withHandler.tools).filter((tool) => AiTool.isUserDefined(tool)).map((tool) =>
-      toolOf(tool, withHandler)
+      toolOf(tool, withHandler, options?.[tool.name])
     )
   )
 
-export const fromToolkit = (toolkit: unknown): any =>
+export const fromToolkit = (
+  toolkit: AnyToolkit | Effect.Effect<AnyToolkit, unknown, unknown>,
+  options?: Readonly<Record<string, ToolOptions<any> | undefined>>
+): any =>
   Effect.isEffect(toolkit)
-    ? Effect.map(toolkit as Effect.Effect<AiToolkit.WithHandler<Record<string, AiTool.Any>>>, fromWithHandler)
-    : fromWithHandler(toolkit as AiToolkit.WithHandler<Record<string, AiTool.Any>>)
+    ? Effect.map(toolkit, (withHandler) => fromWithHandler(withHandler, options))
+    : fromWithHandler(toolkit, options)
