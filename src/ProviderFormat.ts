@@ -122,17 +122,22 @@ export const isProviderFormatError = (u: unknown): u is ProviderFormatError => P
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import type { Executor, ProviderFormat, Tool, Toolkit } from "effect-agent-tools"
- * import { Anthropic, Executor as Run } from "effect-agent-tools"
+ * import type { ProviderFormat, Tool, Toolkit } from "effect-agent-tools"
+ * import { Anthropic, Executor } from "effect-agent-tools"
  *
- * const step = <D, Res, M>(format: ProviderFormat.Format<D, Res, M>, kit: Toolkit.Toolkit<Tool.Any>, res: Res) =>
+ * // one step, written once for any provider module
+ * const step = <D, Res, M, T extends Tool.Any>(
+ *   format: ProviderFormat.Format<D, Res, M>,
+ *   toolkit: Toolkit.Toolkit<T>,
+ *   response: Res
+ * ) =>
  *   Effect.gen(function*() {
- *     const calls: ReadonlyArray<Executor.ToolCall> = yield* format.calls(res)
- *     const outcomes = yield* Run.run(kit, calls)
- *     return format.results(calls, outcomes)
+ *     const calls = yield* format.calls(response)
+ *     return format.results(calls, yield* Executor.run(toolkit, calls))
  *   })
  *
- * const anthropic: ProviderFormat.Format<Anthropic.Tool, Anthropic.Message, Anthropic.MessageParam> = Anthropic
+ * const anthropicStep = <T extends Tool.Any>(toolkit: Toolkit.Toolkit<T>, message: Anthropic.Message) =>
+ *   step(Anthropic, toolkit, message)
  * ```
  *
  * @since 0.1.0
