@@ -14,8 +14,9 @@
  *   hands the calls over one at a time (`Effect.forEach`, sequential unless `concurrency` is set), so there is no
  *   batch: no per-resource ordering or locks across calls, no `maxParallel`, no `onStart`, no event stream, no
  *   `cancel(callId)`, and no model call id (each call gets a minted `effect-ai-call-<n>`, which is what
- *   `Tool.currentCall`, permission requests and records see). Arguments that are not JSON, or not an object, and
- *   a call of a tool the toolkit lacks, fail the whole turn in @effect/ai's own decoding before any tool sees them.
+ *   `Tool.currentCall`, permission requests and records see). Arguments that are not JSON fail the whole turn in
+ *   the provider package (it parses them before @effect/ai sees the call), and a call of a tool the toolkit lacks
+ *   fails it in @effect/ai's decoding of the response.
  * - {@link calls} and {@link results}: the path that keeps everything. Ask with
  *   `generateText({ toolkit: EffectAi.toolkit(kit), disableToolCallResolution: true })`, run `calls(response)`
  *   through `Executor.run` or `Executor.stream`, and append `results(calls, outcomes)` to the prompt.
@@ -47,15 +48,15 @@ import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 
 /**
- * The parameters schema of the @effect/ai tools {@link toolkit} makes: any JSON object, served with our tool's
- * JSON Schema. @effect/ai decodes a call's parameters with it before the handler runs, and a failure there fails
- * the whole turn; passing the object through lets our tool check it and answer `InvalidArguments` the model can
- * correct.
+ * The parameters schema of the @effect/ai tools {@link toolkit} makes: `Schema.Struct({})`, which decodes any
+ * value but null as it is, served with our tool's JSON Schema. @effect/ai decodes a call's parameters with its
+ * tool's schema, and a failure there fails the whole turn; passing them through lets our tool check them and
+ * answer `InvalidArguments` the model can correct.
  *
  * @since 0.1.0
  * @category models
  */
-export type Parameters = Schema.TypeLiteral<{}, readonly [Schema.Record$<typeof Schema.String, typeof Schema.Unknown>]>
+export type Parameters = Schema.Struct<{}>
 
 /**
  * The @effect/ai tool made for one of our tools: same name, description and annotations; the failure is the

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Anthropic, Executor, ProviderFormat, Toolkit, ToolResult } from "../../src/index.js"
+import { Anthropic, Executor, Toolkit, ToolResult } from "../../src/index.js"
 import { Anthropic as Request, strictly } from "./requestSchemas.js"
-import { fixtures, kit, PDF_DATA, PNG } from "./toolkit.js"
+import { fixtures, kit, PDF_DATA, PNG, refusals } from "./toolkit.js"
 
 const f = fixtures("anthropic.json")
 const chat = fixtures("openai-chat.json")
@@ -40,16 +40,13 @@ describe("Anthropic.calls", () => {
     }))
 
   it("refuses other providers' responses, user messages and malformed blocks with a ProviderFormatError", () => {
-    const refused = [
+    expect(refusals(Anthropic.calls, [
       chat["parallel-calls"],
       gemini["parallel-calls"],
       { role: "user", content: [] },
       [{ type: "tool_use", id: "toolu_1", name: "get_weather" }],
       true
-    ].map((value) => Anthropic.calls(value as Anthropic.Message))
-      .map((result) => (Either.isLeft(result) ? result.left : result))
-    for (const error of refused) expect(ProviderFormat.isProviderFormatError(error)).toBe(true)
-    expect(refused.map((error) => (error as ProviderFormat.ProviderFormatError).message)).toEqual([
+    ])).toEqual([
       "not an Anthropic Messages response: content: expected an array of content blocks (a message, or its content " +
       "array), got nothing",
       "not an Anthropic Messages response: content: expected an array of content blocks (a message, or its content " +
@@ -131,6 +128,17 @@ describe("Anthropic.results", () => {
         ]
       }])
     }))
+
+  it("leaves out empty text blocks, which the API refuses", () => {
+    const result = ToolResult.parts([{ type: "text", text: "" }, { type: "image", data: PNG, mimeType: "image/png" }])
+    const [message] = Anthropic.results([{ id: "toolu_1", name: "x", arguments: {} }], [Either.right(result)])
+    Schema.decodeUnknownSync(Request.Message)(message, strictly)
+    expect(message.content).toEqual([{
+      type: "tool_result",
+      tool_use_id: "toolu_1",
+      content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }]
+    }])
+  })
 
   it("leaves out the content of an empty result, and gives no message for no calls", () => {
     expect(Anthropic.results([{ id: "toolu_1", name: "x", arguments: {} }], [Either.right(ToolResult.text(""))]))

@@ -7,9 +7,9 @@ import { LanguageModel, Prompt } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Schema, Stream } from "effect"
 import * as EffectAi from "../../src/EffectAi.js"
-import { Executor, Permission, ProviderFormat, Tool, Toolkit } from "../../src/index.js"
+import { Executor, Permission, Tool, Toolkit } from "../../src/index.js"
 import * as ScriptedServer from "./scriptedServer.js"
-import { kit, PNG } from "./toolkit.js"
+import { kit, PNG, refusals } from "./toolkit.js"
 
 const weatherCalls = [
   { name: "get_weather", arguments: { location: "Paris, France" } },
@@ -69,6 +69,33 @@ describe("EffectAi.toolkit in LanguageModel.generateText", () => {
         }
       }))
   }
+
+  it.scoped("arguments that are JSON but not an object reach our tool, which answers InvalidArguments", () =>
+    Effect.gen(function*() {
+      const server = yield* ScriptedServer.make({
+        dialect: "openai",
+        turns: [{ calls: [{ name: "get_weather", arguments: "[\"Paris\"]" }] }]
+      })
+      const response = yield* LanguageModel.generateText({ prompt: "x", toolkit: EffectAi.toolkit(kit) }).pipe(
+        Effect.provide(server.layer)
+      )
+      expect(response.toolResults.map((part) => [part.isFailure, part.result])).toEqual([
+        [true, "Error: invalid arguments: expected a JSON object, got an array"]
+      ])
+    }))
+
+  it.scoped("arguments that are not JSON fail the turn in the provider package (what this path loses)", () =>
+    Effect.gen(function*() {
+      const server = yield* ScriptedServer.make({
+        dialect: "openai",
+        turns: [{ calls: [{ name: "get_weather", arguments: "{\"location\":\"Par" }] }]
+      })
+      const error = yield* LanguageModel.generateText({ prompt: "x", toolkit: EffectAi.toolkit(kit) }).pipe(
+        Effect.provide(server.layer),
+        Effect.flip
+      )
+      expect(error._tag).toBe("MalformedOutput")
+    }))
 
   it.scoped("streamText resolves the calls of a streamed answer the same way", () =>
     Effect.gen(function*() {
@@ -233,13 +260,12 @@ describe("EffectAi.calls and EffectAi.results", () => {
   }
 
   it("refuses what is not a response's content with a ProviderFormatError", () => {
-    const refused = [EffectAi.calls({ content: "x" } as never), EffectAi.calls([{ type: "tool-call", id: 1 }] as never)]
-    expect(refused.map((result) => Either.isLeft(result) && result.left.message)).toEqual([
+    expect(refusals(EffectAi.calls, [{ content: "x" }, [{ type: "tool-call", id: 1 }], 7])).toEqual([
       "not an @effect/ai generateText response: content: expected an array of response parts (a response, or its " +
-      "content), got a string \"x\"",
-      "not an @effect/ai generateText response: [0].id: expected a string, got the number 1"
+      "content array), got a string \"x\"",
+      "not an @effect/ai generateText response: [0].id: expected a string, got the number 1",
+      "not an @effect/ai generateText response: expected a response or its content array, got the number 7"
     ])
-    expect(Either.isLeft(refused[0]) && ProviderFormat.isProviderFormatError(refused[0].left)).toBe(true)
   })
 
   it("skips calls the provider ran itself", () => {

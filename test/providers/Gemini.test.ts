@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Executor, Gemini, ProviderFormat, Toolkit, ToolResult } from "../../src/index.js"
+import { Executor, Gemini, Toolkit, ToolResult } from "../../src/index.js"
 import { Gemini as Request, strictly } from "./requestSchemas.js"
-import { fixtures, kit, PDF_DATA, PNG } from "./toolkit.js"
+import { fixtures, kit, PDF_DATA, PNG, refusals } from "./toolkit.js"
 
 const f = fixtures("gemini.json")
 const chat = fixtures("openai-chat.json")
@@ -50,16 +50,13 @@ describe("Gemini.calls", () => {
     }))
 
   it("refuses other providers' responses, user contents and malformed parts with a ProviderFormatError", () => {
-    const refused = [
+    expect(refusals(Gemini.calls, [
       chat["parallel-calls"],
       anthropic["parallel-calls"],
       { role: "user", parts: [{ text: "hi" }] },
       { candidates: [{ content: { parts: [{ functionCall: { args: {} } }] } }] },
       "text"
-    ].map((value) => Gemini.calls(value as Gemini.Content))
-      .map((result) => (Either.isLeft(result) ? result.left : result))
-    for (const error of refused) expect(ProviderFormat.isProviderFormatError(error)).toBe(true)
-    expect(refused.map((error) => (error as ProviderFormat.ProviderFormatError).message)).toEqual([
+    ])).toEqual([
       "not a Gemini generateContent response: expected a response (with candidates), a candidate (with content) or " +
       "a content (with parts), got an object with keys id, object, created, model, choices, usage, …",
       "not a Gemini generateContent response: role: expected \"model\" (the model's content), got a string \"assistant\"",

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Executor, OpenAiChat, ProviderFormat, Toolkit, ToolResult } from "../../src/index.js"
+import { Executor, OpenAiChat, Toolkit, ToolResult } from "../../src/index.js"
 import { Chat, strictly } from "./requestSchemas.js"
-import { fixtures, kit, PDF_DATA, PNG, WAV } from "./toolkit.js"
+import { fixtures, kit, PDF_DATA, PNG, refusals, WAV } from "./toolkit.js"
 
 const f = fixtures("openai-chat.json")
 const anthropic = fixtures("anthropic.json")
@@ -49,13 +49,13 @@ describe("OpenAiChat.calls", () => {
   })
 
   it("refuses other providers' responses and non-objects with a ProviderFormatError", () => {
-    const refused = [anthropic["parallel-calls"], gemini["parallel-calls"], "hello", null, [], { choices: [] }, {
-      choices: [{ message: 1 }]
-    }]
-      .map((value) => OpenAiChat.calls(value as OpenAiChat.ChatCompletion))
-      .map((result) => (Either.isLeft(result) ? result.left : result))
-    for (const error of refused) expect(ProviderFormat.isProviderFormatError(error)).toBe(true)
-    expect(refused.map((error) => (error as ProviderFormat.ProviderFormatError).message)).toEqual([
+    expect(
+      refusals(OpenAiChat.calls, [anthropic["parallel-calls"], gemini["parallel-calls"], "hello", null, [], {
+        choices: []
+      }, {
+        choices: [{ message: 1 }]
+      }])
+    ).toEqual([
       "not an OpenAI chat completions response: content[1]: expected a text or refusal part, got an object with " +
       "keys type, id, name, input",
       "not an OpenAI chat completions response: role: expected \"assistant\" (an assistant message, or a completion " +

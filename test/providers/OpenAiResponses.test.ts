@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
-import { Executor, OpenAiResponses, ProviderFormat, Toolkit, ToolResult } from "../../src/index.js"
+import { Executor, OpenAiResponses, Toolkit, ToolResult } from "../../src/index.js"
 import { Responses, strictly } from "./requestSchemas.js"
-import { fixtures, kit, PDF_DATA, PNG } from "./toolkit.js"
+import { fixtures, kit, PDF_DATA, PNG, refusals } from "./toolkit.js"
 
 const f = fixtures("openai-responses.json")
 const chat = fixtures("openai-chat.json")
@@ -40,23 +40,20 @@ describe("OpenAiResponses.calls", () => {
     }))
 
   it("refuses other providers' responses and malformed items with a ProviderFormatError", () => {
-    const refused = [
+    expect(refusals(OpenAiResponses.calls, [
       chat["parallel-calls"],
       gemini["parallel-calls"],
       42,
       [{ type: "function_call", name: "x", arguments: "{}" }],
       [{ id: "x" }]
-    ].map((value) => OpenAiResponses.calls(value as OpenAiResponses.Response))
-      .map((result) => (Either.isLeft(result) ? result.left : result))
-    for (const error of refused) expect(ProviderFormat.isProviderFormatError(error)).toBe(true)
-    expect(refused.map((error) => (error as ProviderFormat.ProviderFormatError).message)).toEqual([
+    ])).toEqual([
       "not an OpenAI Responses response: output: expected an array of output items (a response, or its output " +
       "array), got nothing",
       "not an OpenAI Responses response: output: expected an array of output items (a response, or its output " +
       "array), got nothing",
       "not an OpenAI Responses response: expected a response or its output array, got the number 42",
       "not an OpenAI Responses response: [0].call_id: expected a string, got nothing",
-      "not an OpenAI Responses response: [0].type: expected an item type, got nothing"
+      "not an OpenAI Responses response: [0].type: expected the output item's type, got nothing"
     ])
   })
 })

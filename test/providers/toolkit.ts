@@ -3,9 +3,9 @@
  * documentation, a map that answers with an image, and a kitchen-sink tool whose result has one part of every
  * kind (so each format's handling of audio, files, resources and links is pinned down).
  */
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
-import { Tool, Toolkit, ToolResult } from "../../src/index.js"
+import { ProviderFormat, Tool, Toolkit, ToolResult } from "../../src/index.js"
 
 /** A 1x1 png. */
 export const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -72,3 +72,16 @@ export const kit = Toolkit.make(GetWeather, RenderMap, Everything)
 /** A fixture file of test/fixtures/providers: named responses copied from the provider's documentation. */
 export const fixtures = (file: string): Record<string, unknown> =>
   JSON.parse(fs.readFileSync(new URL(`../fixtures/providers/${file}`, import.meta.url), "utf8"))
+
+/** What a `calls` says of values it must refuse: each one's `ProviderFormatError` message (reading one fails the test). */
+export const refusals = (
+  calls: (response: never) => Either.Either<unknown, ProviderFormat.ProviderFormatError>,
+  values: ReadonlyArray<unknown>
+): ReadonlyArray<string> =>
+  values.map((value) => {
+    const result = calls(value as never)
+    if (Either.isRight(result) || !ProviderFormat.isProviderFormatError(result.left)) {
+      throw new Error(`expected a ProviderFormatError for ${JSON.stringify(value)?.slice(0, 80)}`)
+    }
+    return result.left.message
+  })

@@ -16,8 +16,8 @@ import type {
 } from "../../Anthropic.js"
 import type { ProviderFormatError } from "../../ProviderFormat.js"
 import type { Outcome, ToolCall } from "../executor.js"
-import { foldOutcome, notShown, paired, PDF } from "./content.js"
-import { at, collect, isRecord, reader, stringAt } from "./shape.js"
+import { foldOutcome, paired, PDF, walk } from "./content.js"
+import { listCalls, reader } from "./shape.js"
 
 const read = reader("anthropic")
 
@@ -25,32 +25,21 @@ type ImageType = Extract<ImageBlockParam["source"], { type: "base64" }>["media_t
 
 const IMAGE_TYPES: ReadonlySet<string> = new Set<ImageType>(["image/jpeg", "image/png", "image/gif", "image/webp"])
 
-const block = (value: unknown, path: string): Either.Either<ToolCall | undefined, ProviderFormatError> =>
-  Either.gen(function*() {
-    if (!isRecord(value)) return yield* read.fail(path, "a content block object", value)
-    const type = yield* stringAt(read, at(path, "type"), value.type, "a block type")
-    if (type !== "tool_use") return undefined
-    const id = yield* stringAt(read, at(path, "id"), value.id)
-    const name = yield* stringAt(read, at(path, "name"), value.name)
-    if (value.input === undefined) return yield* read.fail(at(path, "input"), "the arguments object", value.input)
-    return { id, name, arguments: value.input }
-  })
-
-export const calls = (
+export const calls: (
   response: Message | ReadonlyArray<ContentBlock>
-): Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> =>
-  Either.gen(function*() {
-    const value: unknown = response
-    if (Array.isArray(value)) return yield* collect(value, (each, index) => block(each, at("", index)))
-    if (!isRecord(value)) return yield* read.fail("", "a message or its content array", value)
-    if (value.role !== undefined && value.role !== "assistant") {
-      return yield* read.fail("role", "\"assistant\"", value.role)
-    }
-    if (!Array.isArray(value.content)) {
-      return yield* read.fail("content", "an array of content blocks (a message, or its content array)", value.content)
-    }
-    return yield* collect(value.content, (each, index) => block(each, at("content", index)))
-  })
+) => Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> = listCalls(read, {
+  whole: "a message",
+  field: "content",
+  item: "content block",
+  type: "tool_use",
+  id: "id",
+  arguments: "input",
+  argumentsExpected: "the arguments object",
+  check: (message) =>
+    message.role === undefined || message.role === "assistant"
+      ? Either.void
+      : read.fail("role", "\"assistant\"", message.role)
+})
 
 type ResultBlock = TextBlock | ImageBlockParam | DocumentBlockParam
 
@@ -61,48 +50,39 @@ const toolResult = (call: ToolCall, outcome: Outcome): ToolResultBlockParam =>
     (pieces): ToolResultBlockParam => {
       const blocks: Array<ResultBlock> = []
       let media = false
-      const text = (text: string) => blocks.push({ type: "text", text })
-      for (const piece of pieces) {
-        switch (piece._tag) {
-          case "Text":
-            text(piece.text)
-            break
-          case "Document":
-            media = true
-            blocks.push({
-              type: "document",
-              source: { type: "text", media_type: "text/plain", data: piece.text },
-              title: piece.uri
-            })
-            break
-          case "Image":
-            if (IMAGE_TYPES.has(piece.mimeType)) {
-              media = true
+      walk(pieces, (text) => blocks.push({ type: "text", text }), {
+        document: (piece) => {
+          media = true
+          blocks.push({
+            type: "document",
+            source: { type: "text", media_type: "text/plain", data: piece.text },
+            title: piece.uri
+          })
+        },
+        media: (piece) => {
+          switch (piece._tag) {
+            case "Image":
+              if (!IMAGE_TYPES.has(piece.mimeType)) return "Anthropic takes jpeg, png, gif or webp images"
               blocks.push({
                 type: "image",
                 source: { type: "base64", media_type: piece.mimeType as ImageType, data: piece.data }
               })
-            } else {
-              text(notShown(piece, "Anthropic takes jpeg, png, gif or webp images"))
-            }
-            break
-          case "Audio":
-            text(notShown(piece, "an Anthropic tool result cannot carry audio"))
-            break
-          case "File":
-            if (piece.mimeType === PDF) {
               media = true
+              return true
+            case "Audio":
+              return "an Anthropic tool result cannot carry audio"
+            case "File":
+              if (piece.mimeType !== PDF) return "Anthropic takes PDF documents"
               blocks.push({
                 type: "document",
                 source: { type: "base64", media_type: PDF, data: piece.data },
                 title: piece.uri
               })
-            } else {
-              text(notShown(piece, "Anthropic takes PDF documents"))
-            }
-            break
+              media = true
+              return true
+          }
         }
-      }
+      })
       if (media) {
         const content = blocks.filter((block) => block.type !== "text" || block.text !== "")
         return { type: "tool_result", tool_use_id: call.id, content }

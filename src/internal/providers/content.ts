@@ -102,6 +102,43 @@ export const paired = (
   return calls.map((call, index) => [call, outcomes[index]] as const)
 }
 
+/** The pieces a provider may place as media: images, audio, embedded files. */
+export type Media = Extract<Piece, { readonly _tag: "Image" | "Audio" | "File" }>
+
+/** An embedded text resource. */
+export type Document = Extract<Piece, { readonly _tag: "Document" }>
+
+/**
+ * Walks a result's pieces in order with one provider's decisions. `text` receives what the model reads as text:
+ * text parts, resource links, embedded text resources (unless `document` places them) and the note of each
+ * medium the provider cannot take. `media` is offered each image, audio and file, and answers `true` when it
+ * placed it, or why it cannot (the note's reason).
+ */
+export const walk = (
+  pieces: ReadonlyArray<Piece>,
+  text: (text: string) => void,
+  place: {
+    readonly media: (piece: Media) => true | string
+    readonly document?: ((piece: Document) => void) | undefined
+  }
+): void => {
+  for (const piece of pieces) {
+    switch (piece._tag) {
+      case "Text":
+        text(piece.text)
+        break
+      case "Document":
+        if (place.document === undefined) text(documentText(piece))
+        else place.document(piece)
+        break
+      default: {
+        const placed = place.media(piece)
+        if (placed !== true) text(notShown(piece, placed))
+      }
+    }
+  }
+}
+
 /** One outcome as a provider writes it: from the error's one `Error: ...` line, or from the result's pieces. */
 export const foldOutcome = <A>(
   outcome: Outcome,

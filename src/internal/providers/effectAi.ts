@@ -23,15 +23,16 @@ import * as Toolkit from "../../Toolkit.js"
 import type { ToolResult } from "../../ToolResult.js"
 import * as ToolSchema from "../../ToolSchema.js"
 import type { Outcome, ToolCall } from "../executor.js"
-import { documentText, fileName, foldOutcome, notShown, OPENAI_IMAGE_TYPES, paired, PDF } from "./content.js"
-import { at, collect, isRecord, reader, stringAt } from "./shape.js"
+import { fileName, foldOutcome, OPENAI_IMAGE_TYPES, paired, PDF, walk } from "./content.js"
+import { listCalls, reader } from "./shape.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // our toolkit for @effect/ai
 // ---------------------------------------------------------------------------------------------------------------
 
+// `{}` decodes any value that is not null as it is: the arguments reach our tool as the model sent them
 const parametersOf = (tool: Tool.Any): Parameters =>
-  Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+  Schema.Struct({}).annotations({
     jsonSchema: tool.strict ? ToolSchema.jsonSchema(tool, { target: "openai-strict" }) : tool.inputSchema
   })
 
@@ -80,40 +81,29 @@ const placed = (outcome: Outcome, withMedia: boolean): Placed =>
   foldOutcome(outcome, (text): Placed => ({ isFailure: true, result: text, media: [] }), (pieces, result): Placed => {
     const texts: Array<string> = []
     const media: Array<Prompt.FilePart> = []
-    const file = (mediaType: string, data: string, name: string | undefined): string | undefined => {
+    const file = (mediaType: string, data: string, name: string | undefined): true | string => {
       if (!withMedia) return NO_MEDIA
       const bytes = Encoding.decodeBase64(data)
       if (Either.isLeft(bytes)) return "its data is not base64"
       media.push(Prompt.filePart({ mediaType, data: bytes.right, ...(name === undefined ? {} : { fileName: name }) }))
-      return undefined
+      return true
     }
-    for (const piece of pieces) {
-      switch (piece._tag) {
-        case "Text":
-          texts.push(piece.text)
-          break
-        case "Document":
-          texts.push(documentText(piece))
-          break
-        case "Audio":
-          texts.push(notShown(piece, "@effect/ai's provider packages take images and PDF files"))
-          break
-        case "Image": {
-          const problem = OPENAI_IMAGE_TYPES.has(piece.mimeType)
-            ? file(piece.mimeType, piece.data, undefined)
-            : "@effect/ai's provider packages take png, jpeg, gif or webp images"
-          if (problem !== undefined) texts.push(notShown(piece, problem))
-          break
-        }
-        case "File": {
-          const problem = piece.mimeType === PDF
-            ? file(PDF, piece.data, fileName(piece.uri))
-            : "@effect/ai's provider packages take PDF files"
-          if (problem !== undefined) texts.push(notShown(piece, problem))
-          break
+    walk(pieces, (text) => texts.push(text), {
+      media: (piece) => {
+        switch (piece._tag) {
+          case "Image":
+            return OPENAI_IMAGE_TYPES.has(piece.mimeType)
+              ? file(piece.mimeType, piece.data, undefined)
+              : "@effect/ai's provider packages take png, jpeg, gif or webp images"
+          case "Audio":
+            return "@effect/ai's provider packages take images and PDF files"
+          case "File":
+            return piece.mimeType === PDF
+              ? file(PDF, piece.data, fileName(piece.uri))
+              : "@effect/ai's provider packages take PDF files"
         }
       }
-    }
+    })
     const text = texts.join("\n")
     return { isFailure: false, result: resultValue(result, text), media }
   })
@@ -155,31 +145,18 @@ export const toolkit = <T extends Tool.Any>(
 
 const read = reader("effectAi")
 
-const part = (value: unknown, path: string): Either.Either<ToolCall | undefined, ProviderFormatError> =>
-  Either.gen(function*() {
-    if (!isRecord(value)) return yield* read.fail(path, "a response part", value)
-    const type = yield* stringAt(read, at(path, "type"), value.type, "a part type")
-    if (type !== "tool-call" || value.providerExecuted === true) return undefined
-    const id = yield* stringAt(read, at(path, "id"), value.id)
-    const name = yield* stringAt(read, at(path, "name"), value.name)
-    return { id, name, arguments: value.params }
-  })
-
-export const calls = (
+export const calls: (
   response: { readonly content: ReadonlyArray<Response.AnyPart> } | ReadonlyArray<Response.AnyPart>
-): Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> =>
-  Either.gen(function*() {
-    const value: unknown = response
-    if (Array.isArray(value)) return yield* collect(value, (each, index) => part(each, at("", index)))
-    if (!isRecord(value) || !Array.isArray(value.content)) {
-      return yield* read.fail(
-        isRecord(value) ? "content" : "",
-        "an array of response parts (a response, or its content)",
-        isRecord(value) ? value.content : value
-      )
-    }
-    return yield* collect(value.content, (each, index) => part(each, at("content", index)))
-  })
+) => Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> = listCalls(read, {
+  whole: "a response",
+  field: "content",
+  item: "response part",
+  type: "tool-call",
+  id: "id",
+  arguments: "params",
+  argumentsExpected: "the parameters",
+  skip: (part) => part.providerExecuted === true
+})
 
 export const results = (calls: ReadonlyArray<ToolCall>, outcomes: ReadonlyArray<Outcome>): Prompt.Prompt => {
   const toolParts: Array<Prompt.ToolResultPart> = []

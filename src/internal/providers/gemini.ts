@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import type { Blob, Candidate, Content, FunctionResponse, GenerateContentResponse, Part } from "../../Gemini.js"
 import type { ProviderFormatError } from "../../ProviderFormat.js"
 import type { Outcome, ToolCall } from "../executor.js"
-import { documentText, foldOutcome, notShown, paired, PDF } from "./content.js"
+import { foldOutcome, paired, PDF, walk } from "./content.js"
 import { at, collect, isRecord, optionalArrayAt, reader, stringAt } from "./shape.js"
 
 const read = reader("gemini")
@@ -92,27 +92,16 @@ const functionResponse = (call: ToolCall, outcome: Outcome): FunctionResponse =>
     (pieces): FunctionResponse => {
       const texts: Array<string> = []
       const media: Array<{ readonly inlineData: Blob }> = []
-      for (const piece of pieces) {
-        switch (piece._tag) {
-          case "Text":
-            texts.push(piece.text)
-            break
-          case "Document":
-            texts.push(documentText(piece))
-            break
-          case "Audio":
-            texts.push(notShown(piece, "a Gemini function response cannot carry audio"))
-            break
-          case "Image":
-          case "File":
-            if (piece.mimeType !== undefined && MEDIA_TYPES.has(piece.mimeType)) {
-              media.push({ inlineData: { mimeType: piece.mimeType, data: piece.data } })
-            } else {
-              texts.push(notShown(piece, "a Gemini function response takes png, jpeg or webp images and PDF files"))
-            }
-            break
+      walk(pieces, (text) => texts.push(text), {
+        media: (piece) => {
+          if (piece._tag === "Audio") return "a Gemini function response cannot carry audio"
+          if (piece.mimeType === undefined || !MEDIA_TYPES.has(piece.mimeType)) {
+            return "a Gemini function response takes png, jpeg or webp images and PDF files"
+          }
+          media.push({ inlineData: { mimeType: piece.mimeType, data: piece.data } })
+          return true
         }
-      }
+      })
       const output = { ...id, name: call.name, response: { output: texts.join("\n") } }
       return media.length === 0 ? output : { ...output, parts: media }
     }

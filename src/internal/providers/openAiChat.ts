@@ -14,7 +14,7 @@ import type {
 } from "../../OpenAiChat.js"
 import type { ProviderFormatError } from "../../ProviderFormat.js"
 import type { Outcome, ToolCall } from "../executor.js"
-import { dataUrl, documentText, fileName, foldOutcome, notShown, OPENAI_IMAGE_TYPES, paired, PDF } from "./content.js"
+import { dataUrl, fileName, foldOutcome, OPENAI_IMAGE_TYPES, paired, PDF, walk } from "./content.js"
 import { at, collect, isRecord, optionalArrayAt, reader, stringAt } from "./shape.js"
 
 const read = reader("openAiChat")
@@ -94,36 +94,26 @@ const placed = (outcome: Outcome): { readonly text: string; readonly media: Read
   foldOutcome(outcome, (text) => ({ text, media: [] }), (pieces) => {
     const texts: Array<string> = []
     const media: Array<UserContentPart> = []
-    for (const piece of pieces) {
-      switch (piece._tag) {
-        case "Text":
-          texts.push(piece.text)
-          break
-        case "Document":
-          texts.push(documentText(piece))
-          break
-        case "Image":
-          if (OPENAI_IMAGE_TYPES.has(piece.mimeType)) {
+    walk(pieces, (text) => texts.push(text), {
+      media: (piece) => {
+        switch (piece._tag) {
+          case "Image":
+            if (!OPENAI_IMAGE_TYPES.has(piece.mimeType)) return "OpenAI chat takes png, jpeg, gif or webp images"
             media.push({ type: "image_url", image_url: { url: dataUrl(piece.mimeType, piece.data) } })
-          } else {
-            texts.push(notShown(piece, "OpenAI chat takes png, jpeg, gif or webp images"))
+            return true
+          case "Audio": {
+            const format = AUDIO_FORMATS.get(piece.mimeType)
+            if (format === undefined) return "OpenAI chat takes wav or mp3 audio"
+            media.push({ type: "input_audio", input_audio: { data: piece.data, format } })
+            return true
           }
-          break
-        case "Audio": {
-          const format = AUDIO_FORMATS.get(piece.mimeType)
-          if (format !== undefined) media.push({ type: "input_audio", input_audio: { data: piece.data, format } })
-          else texts.push(notShown(piece, "OpenAI chat takes wav or mp3 audio"))
-          break
-        }
-        case "File":
-          if (piece.mimeType === PDF) {
+          case "File":
+            if (piece.mimeType !== PDF) return "OpenAI chat takes PDF files"
             media.push({ type: "file", file: { filename: fileName(piece.uri), file_data: dataUrl(PDF, piece.data) } })
-          } else {
-            texts.push(notShown(piece, "OpenAI chat takes PDF files"))
-          }
-          break
+            return true
+        }
       }
-    }
+    })
     return { text: texts.join("\n"), media }
   })
 

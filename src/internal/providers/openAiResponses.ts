@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import type * as Either from "effect/Either"
 import type {
   FunctionCallOutput,
   InputFile,
@@ -14,36 +14,22 @@ import type {
 } from "../../OpenAiResponses.js"
 import type { ProviderFormatError } from "../../ProviderFormat.js"
 import type { Outcome, ToolCall } from "../executor.js"
-import { dataUrl, documentText, fileName, foldOutcome, notShown, OPENAI_IMAGE_TYPES, paired, PDF } from "./content.js"
-import { at, collect, isRecord, reader, stringAt } from "./shape.js"
+import { dataUrl, fileName, foldOutcome, OPENAI_IMAGE_TYPES, paired, PDF, walk } from "./content.js"
+import { listCalls, reader } from "./shape.js"
 
 const read = reader("openAiResponses")
 
-const item = (value: unknown, path: string): Either.Either<ToolCall | undefined, ProviderFormatError> =>
-  Either.gen(function*() {
-    if (!isRecord(value)) return yield* read.fail(path, "an output item object", value)
-    const type = yield* stringAt(read, at(path, "type"), value.type, "an item type")
-    if (type !== "function_call") return undefined
-    const id = yield* stringAt(read, at(path, "call_id"), value.call_id)
-    const name = yield* stringAt(read, at(path, "name"), value.name)
-    if (value.arguments === undefined) {
-      return yield* read.fail(at(path, "arguments"), "the arguments' JSON text", value.arguments)
-    }
-    return { id, name, arguments: value.arguments }
-  })
-
-export const calls = (
+export const calls: (
   response: Response | ReadonlyArray<OutputItem>
-): Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> =>
-  Either.gen(function*() {
-    const value: unknown = response
-    if (Array.isArray(value)) return yield* collect(value, (each, index) => item(each, at("", index)))
-    if (!isRecord(value)) return yield* read.fail("", "a response or its output array", value)
-    if (!Array.isArray(value.output)) {
-      return yield* read.fail("output", "an array of output items (a response, or its output array)", value.output)
-    }
-    return yield* collect(value.output, (each, index) => item(each, at("output", index)))
-  })
+) => Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> = listCalls(read, {
+  whole: "a response",
+  field: "output",
+  item: "output item",
+  type: "function_call",
+  id: "call_id",
+  arguments: "arguments",
+  argumentsExpected: "the arguments' JSON text"
+})
 
 type Part = InputText | InputImage | InputFile
 
@@ -51,36 +37,24 @@ const output = (outcome: Outcome): FunctionCallOutput["output"] =>
   foldOutcome(outcome, (text) => text, (pieces) => {
     const parts: Array<Part> = []
     let media = false
-    const text = (text: string) => parts.push({ type: "input_text", text })
-    for (const piece of pieces) {
-      switch (piece._tag) {
-        case "Text":
-          text(piece.text)
-          break
-        case "Document":
-          text(documentText(piece))
-          break
-        case "Image":
-          if (OPENAI_IMAGE_TYPES.has(piece.mimeType)) {
-            media = true
+    walk(pieces, (text) => parts.push({ type: "input_text", text }), {
+      media: (piece) => {
+        switch (piece._tag) {
+          case "Image":
+            if (!OPENAI_IMAGE_TYPES.has(piece.mimeType)) return "OpenAI takes png, jpeg, gif or webp images"
             parts.push({ type: "input_image", image_url: dataUrl(piece.mimeType, piece.data), detail: "auto" })
-          } else {
-            text(notShown(piece, "OpenAI takes png, jpeg, gif or webp images"))
-          }
-          break
-        case "Audio":
-          text(notShown(piece, "an OpenAI function call output cannot carry audio"))
-          break
-        case "File":
-          if (piece.mimeType === PDF) {
             media = true
+            return true
+          case "Audio":
+            return "an OpenAI function call output cannot carry audio"
+          case "File":
+            if (piece.mimeType !== PDF) return "OpenAI takes PDF files"
             parts.push({ type: "input_file", filename: fileName(piece.uri), file_data: dataUrl(PDF, piece.data) })
-          } else {
-            text(notShown(piece, "OpenAI takes PDF files"))
-          }
-          break
+            media = true
+            return true
+        }
       }
-    }
+    })
     if (media) return parts.filter((part) => part.type !== "input_text" || part.text !== "")
     return parts.map((part) => (part as InputText).text).join("\n")
   })

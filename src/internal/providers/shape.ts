@@ -112,3 +112,52 @@ export const optionalArrayAt = (
     : Array.isArray(value)
     ? Either.right(value)
     : read.fail(path, expected, value)
+
+const article = (noun: string): string => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`)
+
+/**
+ * A format whose calls are the items of one type in a list, the response given whole or as that list
+ * (Responses' `output`, Anthropic's `content`, @effect/ai's parts).
+ */
+export interface ListFormat {
+  /** What the whole response is (`a response`), and the key of its list (`output`). */
+  readonly whole: string
+  readonly field: string
+  /** What an item is (`output item`). */
+  readonly item: string
+  /** The type of the items that are calls, and the keys of a call's id and arguments. */
+  readonly type: string
+  readonly id: string
+  readonly arguments: string
+  /** What the arguments are, for the error when they are missing. */
+  readonly argumentsExpected: string
+  /** A call item that is not the model's to answer (one the provider ran itself). */
+  readonly skip?: ((item: Readonly<Record<string, unknown>>) => boolean) | undefined
+  /** A check of the whole response beyond its list. */
+  readonly check?: ((whole: Readonly<Record<string, unknown>>) => Either.Either<void, ProviderFormatError>) | undefined
+}
+
+/** The calls of a {@link ListFormat} response, in order. */
+export const listCalls = (read: Reader, format: ListFormat) => {
+  const item = (value: unknown, path: string): Either.Either<ToolCall | undefined, ProviderFormatError> =>
+    Either.gen(function*() {
+      if (!isRecord(value)) return yield* read.fail(path, article(format.item), value)
+      const type = yield* stringAt(read, at(path, "type"), value.type, `the ${format.item}'s type`)
+      if (type !== format.type || format.skip?.(value) === true) return undefined
+      const id = yield* stringAt(read, at(path, format.id), value[format.id])
+      const name = yield* stringAt(read, at(path, "name"), value.name)
+      const args = value[format.arguments]
+      if (args === undefined) return yield* read.fail(at(path, format.arguments), format.argumentsExpected, args)
+      return { id, name, arguments: args }
+    })
+  const list = `an array of ${format.item}s (${format.whole}, or its ${format.field} array)`
+  return (response: unknown): Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> =>
+    Either.gen(function*() {
+      if (Array.isArray(response)) return yield* collect(response, (each, index) => item(each, at("", index)))
+      if (!isRecord(response)) return yield* read.fail("", `${format.whole} or its ${format.field} array`, response)
+      if (format.check !== undefined) yield* format.check(response)
+      const items = response[format.field]
+      if (!Array.isArray(items)) return yield* read.fail(format.field, list, items)
+      return yield* collect(items, (each, index) => item(each, at(format.field, index)))
+    })
+}
