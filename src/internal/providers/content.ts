@@ -24,6 +24,12 @@ export type Piece =
   /** An embedded resource's text. */
   | { readonly _tag: "Document"; readonly uri: string; readonly text: string; readonly mimeType: string | undefined }
 
+/** The pieces a provider may place as media: images, audio, embedded files. */
+export type Media = Extract<Piece, { readonly _tag: "Image" | "Audio" | "File" }>
+
+/** An embedded text resource. */
+export type Document = Extract<Piece, { readonly _tag: "Document" }>
+
 const mimeSuffix = (mimeType: string | undefined): string => (mimeType === undefined ? "" : ` (${mimeType})`)
 
 /** A resource's text where the provider has no document slot: `[resource <uri> (<mime>)]` and the text. */
@@ -59,7 +65,7 @@ const pieceOf = (part: Content): Piece => {
 export const pieces = (result: ToolResult): ReadonlyArray<Piece> => result.content.map(pieceOf)
 
 /** What a piece was, for a note: `image (image/svg+xml)`, `resource file:///a.zip (application/zip)`. */
-const whatItWas = (piece: Exclude<Piece, { _tag: "Text" }>): string => {
+const whatItWas = (piece: Media | Document): string => {
   switch (piece._tag) {
     case "Image":
       return `image${mimeSuffix(piece.mimeType)}`
@@ -71,8 +77,7 @@ const whatItWas = (piece: Exclude<Piece, { _tag: "Text" }>): string => {
 }
 
 /** The note a model reads in place of a part its provider cannot take: `[audio (audio/ogg) not shown: <why>]`. */
-export const notShown = (piece: Exclude<Piece, { _tag: "Text" }>, why: string): string =>
-  `[${whatItWas(piece)} not shown: ${why}]`
+export const notShown = (piece: Media | Document, why: string): string => `[${whatItWas(piece)} not shown: ${why}]`
 
 /** `data:<mime>;base64,<data>`: how OpenAI takes inline media. */
 export const dataUrl = (mimeType: string, data: string): string => `data:${mimeType};base64,${data}`
@@ -101,12 +106,6 @@ export const paired = (
   }
   return calls.map((call, index) => [call, outcomes[index]] as const)
 }
-
-/** The pieces a provider may place as media: images, audio, embedded files. */
-export type Media = Extract<Piece, { readonly _tag: "Image" | "Audio" | "File" }>
-
-/** An embedded text resource. */
-export type Document = Extract<Piece, { readonly _tag: "Document" }>
 
 /**
  * Walks a result's pieces in order with one provider's decisions. `text` receives what the model reads as text:

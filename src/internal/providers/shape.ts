@@ -2,8 +2,8 @@
  * Reading a provider's response: the checks every `calls` makes, and the bounded description of a value that did
  * not pass them.
  *
- * A response is untrusted input (it can come from a proxy, a local model server, a test double): the checks never
- * throw, never stringify the value, and describe what came in a bounded number of characters whatever its size.
+ * A response is untrusted JSON (it can come from a proxy, a local model server, a test double): the checks never
+ * throw on it, never stringify it, and describe what came in a bounded number of characters whatever its size.
  *
  * @internal
  */
