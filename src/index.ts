@@ -7,19 +7,32 @@
  * import { Tool, Toolkit, ToolError } from "effect-agent-tools"
  * ```
  *
+ * `EffectAi` (the `@effect/ai` bridge) is a subpath only, `effect-agent-tools/EffectAi`: `@effect/ai` is an
+ * optional peer dependency, and exporting it here would load it for everyone.
+ *
  * @since 0.1.0
  */
 
+/** @since 0.1.0 */
+export * as Anthropic from "./Anthropic.js"
 /** @since 0.1.0 */
 export * as Elicitation from "./Elicitation.js"
 /** @since 0.1.0 */
 export * as Executor from "./Executor.js"
 /** @since 0.1.0 */
+export * as Gemini from "./Gemini.js"
+/** @since 0.1.0 */
 export * as McpClient from "./McpClient.js"
 /** @since 0.1.0 */
 export * as McpServer from "./McpServer.js"
 /** @since 0.1.0 */
+export * as OpenAiChat from "./OpenAiChat.js"
+/** @since 0.1.0 */
+export * as OpenAiResponses from "./OpenAiResponses.js"
+/** @since 0.1.0 */
 export * as Permission from "./Permission.js"
+/** @since 0.1.0 */
+export * as ProviderFormat from "./ProviderFormat.js"
 /** @since 0.1.0 */
 export * as Recorder from "./Recorder.js"
 /** @since 0.1.0 */

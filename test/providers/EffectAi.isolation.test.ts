@@ -1,0 +1,55 @@
+/**
+ * `@effect/ai` is an optional peer: the root module, and every module it reaches, must load without it. The rule
+ * is kept by reading the import graph, not by memory: from src/index.ts, every relative import is followed, and
+ * no module reached may import @effect/ai; across src, only the EffectAi module and its internal file do.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src")
+
+const importsOf = (file: string): ReadonlyArray<string> =>
+  [...fs.readFileSync(file, "utf8").matchAll(/^(?:import|export)\s[^"']*?from\s+["']([^"']+)["']/gm)]
+    .filter((match) => !/^import type /.test(match[0]))
+    .map((match) => match[1])
+
+const reachable = (entry: string): ReadonlySet<string> => {
+  const seen = new Set<string>()
+  const visit = (file: string) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    for (const specifier of importsOf(file)) {
+      if (specifier.startsWith(".")) visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")))
+    }
+  }
+  visit(entry)
+  return seen
+}
+
+const allFiles = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? allFiles(path.join(dir, entry.name)) : [path.join(dir, entry.name)]
+  ).filter((file) => file.endsWith(".ts"))
+
+describe("@effect/ai stays optional", () => {
+  it("no module the root index reaches imports @effect/ai at run time", () => {
+    const files = reachable(path.join(src, "index.ts"))
+    expect(files.size).toBeGreaterThan(10)
+    const offenders = [...files].filter((file) =>
+      importsOf(file).some((specifier) => specifier.startsWith("@effect/ai"))
+    )
+    expect(offenders.map((file) => path.relative(src, file))).toEqual([])
+  })
+
+  it("only the EffectAi module and its internal file import it", () => {
+    const importers = allFiles(src).filter((file) =>
+      /from\s+["']@effect\/ai(\/[^"']*)?["']/.test(fs.readFileSync(file, "utf8"))
+    )
+    expect(importers.map((file) => path.relative(src, file)).sort()).toEqual([
+      "EffectAi.ts",
+      path.join("internal", "providers", "effectAi.ts")
+    ])
+  })
+})
