@@ -18,6 +18,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import type * as Elicitation from "./Elicitation.js"
+import * as Call from "./internal/call.js"
 import type * as Context from "./internal/context.js"
 import { currentCall as currentCallRef } from "./internal/context.js"
 import * as Elicit from "./internal/elicitation.js"
@@ -465,11 +466,12 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
 export const isTool = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
 
 /**
- * Runs one call end to end: parse and check the arguments, ask permission if the tool declares it, run the
- * handler (under the tool's timeout, else `options.timeout`), map the output and classify any failure, and record a
- * recordable `details` when a `Recorder` is installed. The result
- * is an `Either`; the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler
- * (the executor is what turns that into a `ToolInterrupted` outcome).
+ * Runs one call end to end, through the same pipeline as a call in a batch: parse and check the arguments, ask
+ * permission if the tool declares it, run the handler (under the tool's timeout, else `options.timeout`), map the
+ * output and classify any failure, and record a recordable `details` when a `Recorder` is installed; the call is a
+ * span `Executor.call` when a tracer is installed and counts in the executor's metrics. The result is an `Either`;
+ * the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler (the executor is
+ * what turns that into a `ToolInterrupted` outcome).
  *
  * @example
  * ```ts
@@ -501,24 +503,11 @@ export const execute = <Name extends string, R>(
     readonly timeout?: Duration.DurationInput | undefined
     readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   }
-): Effect.Effect<Either.Either<ToolResult, ToolError>, never, R> => {
-  const kernel = tool[KernelId]
-  const prepared = Internal.prepare(kernel, call.arguments)
-  if (Either.isLeft(prepared)) return Effect.succeed(Either.left(prepared.left))
-  const params = prepared.right
-  const run = Effect.tap(
-    Internal.runHandler(kernel, call.id, params, {
-      timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
-      onProgress: options?.onProgress
-    }),
-    (outcome) => Internal.recordDetails(call.id, kernel.name, outcome)
-  )
-  if (kernel.permission === undefined) return run
-  return Effect.flatMap(
-    Internal.askPermission(kernel, call.id, params),
-    (refused) => (refused === undefined ? run : Effect.succeed(Either.left(refused)))
-  )
-}
+): Effect.Effect<Either.Either<ToolResult, ToolError>, never, R> =>
+  Call.execute(tool[KernelId], { id: call.id, name: tool.name, arguments: call.arguments }, {
+    timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+    onProgress: options?.onProgress
+  })
 
 /**
  * Reports progress from inside a handler: the executor turns it into a `Progress` event, the MCP server into
