@@ -135,6 +135,44 @@ describe("Executor", () => {
         expect(progress._tag === "Progress" && progress.progress).toEqual({ progress: 1, total: 2, message: "half" })
         expect(progress._tag === "Progress" && progress.call.id).toBe("r")
       }))
+
+    it.effect("progress reported after a call's Finished is dropped while the rest of the batch goes on", () =>
+      Effect.gen(function*() {
+        const late = yield* Deferred.make<void>()
+        const reported = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        const kit = Toolkit.make(
+          Tool.make("leaves", {
+            description: "Finishes, leaving a fiber that reports once the call has finished",
+            handler: () =>
+              Effect.as(
+                Effect.forkDaemon(
+                  Deferred.await(late).pipe(
+                    Effect.zipRight(Tool.progress({ message: "late" })),
+                    Effect.zipRight(Deferred.succeed(reported, undefined))
+                  )
+                ),
+                "done"
+              )
+          }),
+          Tool.make("waits", { description: "Waits for its gate", handler: () => Deferred.await(gate) })
+        )
+        const seen: Array<string> = []
+        const batch = yield* Executor.start(kit, [
+          { id: "a", name: "leaves", arguments: "" },
+          { id: "b", name: "waits", arguments: "" }
+        ])
+        const consumer = yield* Effect.fork(Stream.runForEach(batch.events, (event) => {
+          seen.push(`${event._tag} ${event.index}`)
+          // the late report is made once its call's Finished has been delivered, while the stream is still open
+          return event._tag === "Finished" && event.index === 0 ? Deferred.succeed(late, undefined) : Effect.void
+        }))
+        yield* Deferred.await(reported)
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(consumer)
+        expect(seen.filter((line) => line.endsWith(" 0"))).toEqual(["Started 0", "Finished 0"])
+        expect(seen).toContain("Finished 1")
+      }).pipe(Effect.scoped))
   })
 
   describe("scheduling", () => {

@@ -108,6 +108,64 @@ describe("the scheduler", () => {
       expect(t.log).toEqual(["start a", "end a", "start s", "end s", "start b", "end b"])
     }))
 
+  it.effect("a call that does not fit does not block one behind it that does, waiting or newly arrived", () =>
+    Effect.gen(function*() {
+      const scheduler = yield* Scheduler.make({ maxParallel: 2 })
+      const t = makeKit()
+      const a = yield* Effect.fork(scheduler.run(t.kit, t.call("a")))
+      const b = yield* Effect.fork(scheduler.run(t.kit, t.call("b")))
+      yield* settle
+      // every slot is taken: the sequential call waits for both, the next call for one
+      const s = yield* Effect.fork(scheduler.run(t.kit, t.call("s", "alone")))
+      const c = yield* Effect.fork(scheduler.run(t.kit, t.call("c")))
+      yield* settle
+      expect(t.log).toEqual(["start a", "start b"])
+      // one slot comes free: too few for s, enough for c behind it
+      yield* t.open("a")
+      yield* settle
+      expect(t.log).toEqual(["start a", "start b", "end a", "start c"])
+      yield* t.open("c")
+      yield* settle
+      // and a call arriving while s still cannot fit takes the free slot at once
+      const d = yield* Effect.fork(scheduler.run(t.kit, t.call("d")))
+      yield* settle
+      expect(t.log).toEqual(["start a", "start b", "end a", "start c", "end c", "start d"])
+      yield* Effect.forEach(["b", "d", "s"], t.open)
+      yield* Effect.forEach([a, b, c, d, s], Fiber.join)
+      expect(t.log.slice(6)).toEqual(["end b", "end d", "start s", "end s"])
+    }))
+
+  it.effect("calls already waiting keep their turn: a slot freed goes to them, not to a call arriving then", () =>
+    Effect.gen(function*() {
+      const scheduler = yield* Scheduler.make({ maxParallel: 1 })
+      const t = makeKit()
+      // the holder's fiber asks for a slot for a newcomer the moment its own call has ended, before the waiting
+      // call's fiber has had a chance to run; `runFork` starts the newcomer there and then, as a server's request
+      // handler does
+      const holder = yield* Effect.fork(
+        Effect.zipRight(
+          scheduler.run(t.kit, t.call("holder")),
+          Effect.sync(() => ({
+            now: scheduler.tryNow(t.kit, t.call("v", "value")),
+            later: Effect.runFork(scheduler.run(t.kit, t.call("late")))
+          }))
+        )
+      )
+      yield* settle
+      const waiting = yield* Effect.fork(scheduler.run(t.kit, t.call("waiting")))
+      yield* settle
+      yield* t.open("holder")
+      const { later, now } = yield* Fiber.join(holder)
+      expect(now).toBeUndefined()
+      yield* settle
+      expect(t.log).toEqual(["start holder", "end holder", "start waiting"])
+      yield* t.open("waiting")
+      yield* t.open("late")
+      expect(text(yield* Fiber.join(waiting))).toBe("waiting")
+      expect(text(yield* Fiber.join(later))).toBe("late")
+      expect(t.log.slice(3)).toEqual(["end waiting", "start late", "end late"])
+    }))
+
   it.effect("calls on a key run in arrival order; a call with several keys waits for all; values keep their turn", () =>
     Effect.gen(function*() {
       const scheduler = yield* Scheduler.make({ maxParallel: 4 })
