@@ -19,6 +19,9 @@
  * - the executor closes nothing a host built and never retries;
  * - a slow consumer back-pressures the batch (events are never buffered without bound, `Finished` never dropped).
  *
+ * {@link plan} gives the chains a batch will run in without running it: the executor's own scan, for a harness that
+ * dispatches calls itself.
+ *
  * Each call runs in a span `Executor.call` (attributes `tool.name`, `tool.call_id`, `tool.resource_keys`,
  * `tool.outcome`) and counts in the metrics `agent_tools_calls_total` (by tool and outcome),
  * `agent_tools_call_duration_ms` and `agent_tools_resource_wait_ms`.
