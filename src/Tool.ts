@@ -195,7 +195,7 @@ export interface CommonOptions<P, RP> {
  * @since 0.1.0
  * @category constants
  */
-export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
+export const NAME_PATTERN: RegExp = Internal.NAME_PATTERN
 
 const Proto = {
   [TypeId]: { _R: (_: never) => _ },
@@ -205,14 +205,6 @@ const Proto = {
   },
   toJSON(this: Any) {
     return { _id: "Tool", name: this.name, description: this.description, inputSchema: this.inputSchema }
-  }
-}
-
-const checkName = (name: string): void => {
-  if (!NAME_PATTERN.test(name)) {
-    throw new Error(
-      `invalid tool name ${JSON.stringify(name)}: a tool name is 1 to 64 letters, digits, "_" or "-"`
-    )
   }
 }
 
@@ -330,7 +322,7 @@ export const make = <
     ) => Effect.Effect<Schema.Schema.Type<Success>, Schema.Schema.Type<Failure>, R>
   }
 ): Tool<Name, R | RP> => {
-  checkName(name)
+  Internal.checkName(name)
   const parameters: Schema.Schema.AnyNoContext = options.parameters === undefined
     ? Schema.Struct({})
     : Schema.isSchema(options.parameters)
@@ -419,7 +411,7 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
     readonly handler: (args: Record<string, unknown>) => Effect.Effect<unknown, unknown, R>
   }
 ): Tool<Name, R | RP> => {
-  checkName(name)
+  Internal.checkName(name)
   const standard = normalizeObjectSchema(options.parameters)
   let decode: Internal.Kernel["decode"] = (args) => Either.right(args)
   if (options.validate !== false) {

@@ -8,8 +8,9 @@ import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
+import { checkName } from "./internal/tool.js"
 import type * as Tool from "./Tool.js"
-import { KernelId, NAME_PATTERN } from "./Tool.js"
+import { KernelId } from "./Tool.js"
 import * as ToolDefinition from "./ToolDefinition.js"
 
 /**
@@ -75,11 +76,7 @@ const Proto = {
 const fromTools = <Tools extends Tool.Any>(tools: ReadonlyArray<Tools>): Toolkit<Tools> => {
   const byName = new Map<string, Tools>()
   for (const tool of tools) {
-    if (!NAME_PATTERN.test(tool.name)) {
-      throw new Error(
-        `invalid tool name ${JSON.stringify(tool.name)}: a tool name is 1 to 64 letters, digits, "_" or "-"`
-      )
-    }
+    checkName(tool.name)
     if (byName.has(tool.name)) throw new Error(`duplicate tool name ${JSON.stringify(tool.name)} in a toolkit`)
     byName.set(tool.name, tool)
   }

@@ -56,6 +56,21 @@ export interface Kernel {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// the name rule
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A tool name: 1 to 64 letters, digits, `_` or `-` (what every provider accepts). */
+export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** The rule in words, for messages. */
+export const NAME_RULE = "a tool name is 1 to 64 letters, digits, \"_\" or \"-\""
+
+/** Throws for a name that breaks the rule: a programmer error, found where the tool or toolkit is made. */
+export const checkName = (name: string): void => {
+  if (!NAME_PATTERN.test(name)) throw new Error(`invalid tool name ${JSON.stringify(name)}: ${NAME_RULE}`)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // errors as values
 // ---------------------------------------------------------------------------------------------------------------
 
