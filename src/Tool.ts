@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
@@ -89,10 +90,13 @@ export interface CallInfo {
 /**
  * A tool named `Name` whose handler needs the services `R`.
  *
+ * `toJSON`, `toString` and `util.inspect` show what the tool is (name, description, annotations, options, schemas),
+ * never its call machinery.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Tool<out Name extends string, out R = never> extends Pipeable {
+export interface Tool<out Name extends string, out R = never> extends Pipeable, Inspectable.Inspectable {
   readonly [TypeId]: { readonly _R: Types.Covariant<R> }
   /** Matches `^[a-zA-Z0-9_-]{1,64}$`. */
   readonly name: Name
@@ -204,7 +208,26 @@ const Proto = {
     return pipeArguments(this, arguments)
   },
   toJSON(this: Any) {
-    return { _id: "Tool", name: this.name, description: this.description, inputSchema: this.inputSchema }
+    return {
+      _id: "Tool",
+      name: this.name,
+      ...(this.title === undefined ? {} : { title: this.title }),
+      description: this.description,
+      annotations: this.annotations,
+      strict: this.strict,
+      sequential: this.sequential,
+      ...(this.timeout === undefined ? {} : { timeout: Inspectable.toJSON(this.timeout) }),
+      validate: this.validate,
+      ...(this.permissionAction === undefined ? {} : { permissionAction: this.permissionAction }),
+      inputSchema: this.inputSchema,
+      ...(this.outputSchema === undefined ? {} : { outputSchema: this.outputSchema })
+    }
+  },
+  toString(this: Any) {
+    return Inspectable.format(this.toJSON())
+  },
+  [Inspectable.NodeInspectSymbol](this: Any) {
+    return this.toJSON()
   }
 }
 

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { dual } from "effect/Function"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
@@ -26,12 +27,13 @@ export const TypeId: unique symbol = Symbol.for("effect-agent-tools/Toolkit")
 export type TypeId = typeof TypeId
 
 /**
- * A set of tools with distinct names, in the order they were given.
+ * A set of tools with distinct names, in the order they were given. `toJSON`, `toString` and `util.inspect` show
+ * the tools' names.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Toolkit<out Tools extends Tool.Any = Tool.Any> extends Pipeable {
+export interface Toolkit<out Tools extends Tool.Any = Tool.Any> extends Pipeable, Inspectable.Inspectable {
   readonly [TypeId]: TypeId
   readonly tools: ReadonlyArray<Tools>
   /** @internal */
@@ -70,6 +72,12 @@ const Proto = {
   },
   toJSON(this: Toolkit) {
     return { _id: "Toolkit", tools: this.tools.map((t) => t.name) }
+  },
+  toString(this: Toolkit) {
+    return Inspectable.format(this.toJSON())
+  },
+  [Inspectable.NodeInspectSymbol](this: Toolkit) {
+    return this.toJSON()
   }
 }
 
