@@ -471,5 +471,27 @@ describe("Permission", () => {
         const [a] = yield* Executor.run(Toolkit.make(writeTool(p)), [writeCall]).pipe(Effect.provide(handBuilt))
         expect(modelText(a)).toBe("Error: permission denied: write 1 lines to src/a.ts: hand-built")
       }))
+
+    it.effect("the Requester is a Context.Reference: read with nothing provided, it is the default that allows", () =>
+      Effect.gen(function*() {
+        // no layer provided, and nothing in R
+        const requester: Effect.Effect.Success<typeof Permission.Requester> = yield* Permission.Requester
+        const decision = yield* requester.request({
+          callId: "c",
+          tool: "t",
+          action: "write",
+          description: "anything",
+          path: undefined,
+          parameters: {},
+          annotations: {},
+          preview: undefined
+        })
+        expect(decision).toEqual(Permission.allow)
+        // a provided one replaces it
+        const provided = yield* Permission.Requester.pipe(
+          Effect.provide(Permission.layer(() => Effect.succeed(Permission.deny("no"))))
+        )
+        expect(provided).not.toBe(requester)
+      }))
   })
 })

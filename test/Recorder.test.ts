@@ -124,6 +124,22 @@ describe("Recorder", () => {
         expect(outcomes.map(modelText)).toEqual(["started 1"])
       }))
 
+    it.effect("the Recorder is a Context.Reference: with nothing provided it is the default that records nothing", () =>
+      Effect.gen(function*() {
+        const recorder: Effect.Effect.Success<typeof Recorder.Recorder> = yield* Recorder.Recorder
+        const entry: Recorder.Entry = {
+          callId: "c",
+          tool: "t",
+          phase: "during",
+          record: new Recorder.Record({ namespace: "n", data: 1 })
+        }
+        yield* recorder.write(entry)
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const provided = yield* Effect.provide(Recorder.Recorder, Recorder.layerMemory(entries))
+        yield* provided.write(entry)
+        expect(yield* Ref.get(entries)).toEqual([entry])
+      }))
+
     it.effect("is a no-op outside a call, even with a recorder installed", () =>
       Effect.gen(function*() {
         const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])

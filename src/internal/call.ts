@@ -87,7 +87,8 @@ export const make = (
   timeout: options.timeout,
   onStart: options.onStart,
   traced: Context.get(defaultServices, Tracer.Tracer) !== nativeTracer,
-  recording: Option.isSome(Context.getOption(context, Recorder.Recorder)),
+  // the default recorder records nothing: only another one makes results worth looking at
+  recording: Context.get(context, Recorder.Recorder) !== Recorder.Recorder.defaultValue(),
   clock: Context.get(defaultServices, Clock.Clock)
 })
 
@@ -267,8 +268,9 @@ export const permission = (
 ): Effect.Effect<ToolError | undefined, never, any> => {
   const spec = kernel.permission
   if (spec === undefined) return Effect.succeed(undefined)
-  return Effect.flatMap(Effect.serviceOption(Requester), (requester) => {
-    if (Option.isNone(requester)) return Effect.succeed(undefined)
+  return Effect.flatMap(Requester, (requester) => {
+    // the default requester allows everything: nothing to describe, no preview to compute
+    if (requester === Requester.defaultValue()) return Effect.succeed(undefined)
     return Effect.gen(function*() {
       let description: string
       let path: string | undefined
@@ -288,7 +290,7 @@ export const permission = (
         preview = exit.value
       }
       const asked = yield* Effect.exit(Effect.suspend(() =>
-        requester.value.request({
+        requester.request({
           callId,
           tool: kernel.name,
           action: spec.action,
@@ -436,12 +438,10 @@ export const noPartial = (): unknown => undefined
 export const recordDetails = (callId: string, tool: string, outcome: Outcome): Effect.Effect<void> => {
   if (Either.isLeft(outcome) || !Recorder.isRecordable(outcome.right.details)) return Effect.void
   const record = outcome.right.details
-  return Effect.flatMap(Effect.serviceOption(Recorder.Recorder), (recorder) =>
-    Option.isNone(recorder)
-      ? Effect.void
-      : recorder.value.write({ callId, tool, phase: "end", record }).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`recording the result of call ${callId} failed: ${error.message}`))
-      ))
+  return Effect.flatMap(Recorder.Recorder, (recorder) =>
+    recorder.write({ callId, tool, phase: "end", record }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`recording the result of call ${callId} failed: ${error.message}`))
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
