@@ -4,23 +4,9 @@
  * others run the examples and check the outcomes the page promises.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { Duration } from "effect"
-import {
-  Clock,
-  Deferred,
-  Effect,
-  Either,
-  Fiber,
-  Metric,
-  MetricState,
-  Option,
-  Ref,
-  Schema,
-  Stream,
-  TestClock,
-  Tracer
-} from "effect"
+import { Clock, Deferred, Effect, Either, Metric, MetricState, Option, Ref, Schema, Stream, Tracer } from "effect"
 import { Executor, Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { withClock } from "../test/helpers.js"
 import { checkExamples } from "./examples.js"
 
 // #region quick-start
@@ -434,14 +420,6 @@ const observabilityDemo = Effect.gen(function*() {
 //   counts: ["InvalidArguments: 1", "Success: 1"]
 // }
 // #endregion
-
-/** Runs an example that sleeps on Effect's clock, under TestClock. */
-const withClock = <A, E, R>(effect: Effect.Effect<A, E, R>, advance: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    const fiber = yield* Effect.fork(effect)
-    yield* TestClock.adjust(advance)
-    return yield* Fiber.join(fiber)
-  })
 
 describe("docs/executor.md", () => {
   it("shows each example exactly as this file runs it", () =>

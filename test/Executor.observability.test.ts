@@ -1,26 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import type { MetricPair } from "effect"
-import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock, Tracer } from "effect"
+import type { MetricPair, Tracer } from "effect"
+import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock } from "effect"
 import { Executor, McpServer, Permission, StdioProvider, Tool, Toolkit } from "../src/index.js"
+import { collectingTracer } from "./helpers.js"
 
 // Metrics live in one global registry shared by every test in the worker: every tool here has a name no other test
 // file uses, and each test reads counts as differences from before its batch.
-
-/** A tracer that keeps every span it makes (the native tracer's spans, which record attributes and status). */
-const collectingTracer = Effect.map(Effect.tracer, (native) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = native.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: (f) => f()
-  })
-  return { spans, tracer }
-})
 
 const callSpans = (spans: ReadonlyArray<Tracer.Span>) => spans.filter((span) => span.name === "Executor.call")
 

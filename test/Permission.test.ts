@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { Executor, Permission, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { modelText } from "./helpers.js"
 
 /** What the tests watch: the requests the requester saw, whether a handler or a preview ran, in which order. */
 interface Probe {
@@ -53,9 +54,6 @@ const writeCall = {
 }
 
 const diff = "--- src/a.ts\n+++ src/a.ts\n@@ -0,0 +1 @@\n+export {}"
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 describe("Permission", () => {
   describe("a tool that declares permission", () => {

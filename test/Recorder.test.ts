@@ -4,7 +4,8 @@ import { Effect, Either, Fiber, Layer, Ref, Schema, Stream, TestClock } from "ef
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Executor, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Executor, Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
+import { modelText } from "./helpers.js"
 
 const Spawned = Schema.Struct({ pgid: Schema.Int, startedAt: Schema.Date })
 const Finished = Schema.Struct({ exitCode: Schema.Int })
@@ -31,9 +32,6 @@ const Exit = Tool.make("exit", {
       )
     )
 })
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 /** A recorder whose every write fails, for the paths where recording is not possible. */
 const failing = Layer.succeed(Recorder.Recorder, {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Duration, Effect, Either, Fiber, Option, Ref, Schema, TestClock } from "effect"
 import { inspect } from "node:util"
 import { Permission, Tool, ToolError, ToolResult } from "../src/index.js"
+import { modelText } from "./helpers.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -24,10 +25,6 @@ const errorOf = (outcome: Outcome): ToolError.ToolError => {
   if (Either.isRight(outcome)) throw new Error(`expected an error, got ${ToolResult.toText(outcome.right)}`)
   return outcome.left
 }
-
-/** What the model reads for an outcome. */
-const modelText = (outcome: Outcome): string =>
-  Either.isLeft(outcome) ? ToolError.toModelText(outcome.left) : ToolResult.toText(outcome.right)
 
 /** A tool that returns what its handler gives, for the output-mapping tests. */
 const returning = (output: unknown) =>

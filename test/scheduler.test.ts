@@ -6,8 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Option, Ref, Schema } from "effect"
 import type { Executor } from "../src/index.js"
-import { Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
+import { Recorder, Tool, Toolkit } from "../src/index.js"
 import * as Scheduler from "../src/internal/scheduler.js"
+import { modelText, settle } from "./helpers.js"
 
 /** A tool whose calls wait for their gate (`gates[tag]`), logging what they do and how many run at once. */
 const makeKit = () => {
@@ -61,12 +62,6 @@ const makeKit = () => {
   }
 }
 
-const text = (outcome: Either.Either<ToolResult.ToolResult, unknown>) =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : "error"
-
-/** Lets every fiber that can run, run. */
-const settle = Effect.repeatN(Effect.yieldNow(), 20)
-
 describe("the scheduler", () => {
   it.effect("runs at most maxParallel calls at once, handing slots over in arrival order", () =>
     Effect.gen(function*() {
@@ -83,7 +78,7 @@ describe("the scheduler", () => {
       expect(t.log).toEqual(["start a", "start b", "end b", "start c", "end a", "start d"])
       yield* Effect.forEach(tags, t.open)
       const outcomes = yield* Effect.forEach(fibers, Fiber.join)
-      expect(outcomes.map(text)).toEqual(tags)
+      expect(outcomes.map(modelText)).toEqual(tags)
       expect(t.most()).toBe(2)
     }))
 
@@ -161,8 +156,8 @@ describe("the scheduler", () => {
       expect(t.log).toEqual(["start holder", "end holder", "start waiting"])
       yield* t.open("waiting")
       yield* t.open("late")
-      expect(text(yield* Fiber.join(waiting))).toBe("waiting")
-      expect(text(yield* Fiber.join(later))).toBe("late")
+      expect(modelText(yield* Fiber.join(waiting))).toBe("waiting")
+      expect(modelText(yield* Fiber.join(later))).toBe("late")
       expect(t.log.slice(3)).toEqual(["end waiting", "start late", "end late"])
     }))
 
@@ -189,7 +184,7 @@ describe("the scheduler", () => {
       yield* t.open("xy")
       yield* t.open("free")
       const outcomes = yield* Effect.forEach(fibers, Fiber.join)
-      expect(outcomes.map(text)).toEqual(["x1", "y1", "xy", "v", "free"])
+      expect(outcomes.map(modelText)).toEqual(["x1", "y1", "xy", "v", "free"])
     }))
 
   it.effect("interrupted waiting calls give back their places: slots and keys stay whole", () =>
@@ -214,7 +209,7 @@ describe("the scheduler", () => {
       const e = yield* Effect.fork(scheduler.run(t.kit, t.call("e", "wait", ["k"])))
       yield* settle
       yield* t.open("e")
-      expect(text(yield* Fiber.join(e))).toBe("e")
+      expect(modelText(yield* Fiber.join(e))).toBe("e")
     }))
 
   it.live("a call interrupted as a slot is handed to it gives the slot back", () =>
@@ -234,7 +229,7 @@ describe("the scheduler", () => {
         yield* t.open("waiter")
         yield* t.open("last")
         const last = yield* scheduler.run(t.kit, t.call("last")).pipe(Effect.timeout("1 second"))
-        expect(text(last)).toBe("last")
+        expect(modelText(last)).toBe("last")
       }
     }))
 
@@ -245,7 +240,7 @@ describe("the scheduler", () => {
         const t = makeKit()
         for (const tag of ["v1", "v2", "v3"]) {
           const now = scheduler.tryNow(t.kit, t.call(tag, "value"))
-          expect(now !== undefined && Either.isEither(now) && text(now)).toBe(tag)
+          expect(now !== undefined && Either.isEither(now) && modelText(now)).toBe(tag)
         }
         const unknown = scheduler.tryNow(t.kit, t.call("x", "nope"))
         expect(unknown !== undefined && Either.isEither(unknown) && Either.isLeft(unknown)).toBe(true)
@@ -255,7 +250,7 @@ describe("the scheduler", () => {
         const run = yield* Effect.fork(scheduler.run(t.kit, t.call("a")))
         yield* settle
         yield* t.open("a")
-        expect(text(yield* Fiber.join(run))).toBe("a")
+        expect(modelText(yield* Fiber.join(run))).toBe("a")
       }))
 
     it.effect("gives a handler that must run as an effect holding its slot until it ends, in its call context", () =>
@@ -277,7 +272,7 @@ describe("the scheduler", () => {
         yield* settle
         expect(t.log).toEqual(["start a"])
         yield* t.open("a")
-        expect(text(yield* Fiber.join(running))).toBe("a")
+        expect(modelText(yield* Fiber.join(running))).toBe("a")
         yield* settle
         expect(t.log).toEqual(["start a", "end a", "start b"])
         // a call waits for its turn: tryNow does not pass it
@@ -285,7 +280,7 @@ describe("the scheduler", () => {
         yield* t.open("b")
         yield* Fiber.join(waiting)
         const who = scheduler.tryNow(Toolkit.make(Who), { id: "call-7", name: "who", arguments: {} })
-        expect(text(yield* (who as Effect.Effect<Executor.Outcome>))).toBe("call-7")
+        expect(modelText(yield* (who as Effect.Effect<Executor.Outcome>))).toBe("call-7")
       }))
 
     it.effect("leaves to run a call with resource keys, a permission, or a recorder to write to", () =>
