@@ -338,6 +338,7 @@ const closed: State = { _tag: "Closed" }
 /** One batch from its scan to its last `Finished`: which calls wait, run and are done, and what starts next. */
 class Batch {
   private readonly calls: ReadonlyArray<ToolCall>
+  /** The batch's scan, used up as it runs: pending counts go down, dependents and parameters are dropped. */
   private readonly plan: Scan
   private readonly pipeline: Call.Pipeline
   private readonly runFork: <A, E>(

@@ -5,8 +5,13 @@
  * Arrival order stands in for the model's order: a call waits for the latest earlier call on each of its resource
  * keys (so calls from every client on one key run one after another, in the order they arrived, and waits only
  * point backwards: no deadlock), then for one of `maxParallel` slots; a `sequential` tool takes every slot, so
- * nothing else runs while it does. Arguments are checked before any of that. Interrupting a call's fiber anywhere
- * (while it waits or while it runs) releases its place at once.
+ * nothing else runs while it does; a call that does not fit (a sequential one waiting for every slot) does not hold
+ * back one behind it that does, and a slot that comes free goes to the calls already waiting before any call that
+ * arrives then. Arguments are checked before any of that. Interrupting a call's fiber anywhere (while it waits or
+ * while it runs) releases its place at once.
+ *
+ * Once a call has its turn and its slot, it runs through the one call pipeline (`call.ts`: permission, the handler,
+ * the record, a span when traced), as a call of a batch does, and it counts in the same metrics.
  *
  * `tryNow` is the way in for a call that can start at once (no keys, nothing to ask, a free slot): a handler that
  * answers with a value is the outcome there and then, so a server answers such a call without a fiber.
