@@ -8,7 +8,7 @@ import { Deferred, Effect, Either, Fiber, Option, Ref, Schema } from "effect"
 import type { Executor } from "../src/index.js"
 import { Recorder, Tool, Toolkit } from "../src/index.js"
 import * as Scheduler from "../src/internal/scheduler.js"
-import { modelText, settle } from "./helpers.js"
+import { collectingTracer, modelText, settle } from "./helpers.js"
 
 /** A tool whose calls wait for their gate (`gates[tag]`), logging what they do and how many run at once. */
 const makeKit = () => {
@@ -231,6 +231,19 @@ describe("the scheduler", () => {
         const last = yield* scheduler.run(t.kit, t.call("last")).pipe(Effect.timeout("1 second"))
         expect(modelText(last)).toBe("last")
       }
+    }))
+
+  it.effect("with a tracer, a call runs in the span Executor.call of the one call pipeline, as in a batch", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* collectingTracer
+      const scheduler = yield* Scheduler.make().pipe(Effect.withTracer(tracer))
+      const t = makeKit()
+      expect(scheduler.traced).toBe(true)
+      expect(scheduler.tryNow(t.kit, t.call("v", "value"))).toBeUndefined()
+      const outcome = yield* scheduler.run(t.kit, t.call("v", "value", ["k"])).pipe(Effect.withTracer(tracer))
+      expect(modelText(outcome)).toBe("v")
+      expect(spans.filter((span) => span.name === "Executor.call").map((span) => Object.fromEntries(span.attributes)))
+        .toEqual([{ "tool.name": "value", "tool.call_id": "v", "tool.resource_keys": "k", "tool.outcome": "Success" }])
     }))
 
   describe("tryNow", () => {
