@@ -151,6 +151,8 @@ export const run = (
     )
   }
   if (pipeline.recording) body = Effect.tap(body, (outcome) => recordDetails(call.id, kernel.name, outcome))
+  // the seam for middleware around every call: wrapping `body` here, it sees the call before permission is asked and
+  // its outcome after the record, inside the call's span
   return pipeline.traced ? inSpan(body, kernel.name, call.id, hooks.keys ?? noKeys) : body
 }
 
