@@ -550,12 +550,16 @@ class Batch {
   /** The call is over: its `Finished`, its metrics, and its dependents released. */
   private finish(i: number, outcome: Outcome): void {
     this.status[i] = DONE
+    if (this.plan.kernels[i] === undefined) {
+      // refused before it could run: no running time, nobody waiting for it, no need for the clock
+      this.observer.finished(i, outcome, 0)
+      return Call.finished(this.calls[i].name, outcome, undefined)
+    }
     const now = this.pipeline.clock.unsafeCurrentTimeMillis()
     const started = this.startedAt[i]
     const durationMillis = started < 0 ? 0 : now - started
     this.observer.finished(i, outcome, durationMillis)
     Call.finished(this.calls[i].name, outcome, started >= 0 ? durationMillis : undefined)
-    if (this.plan.kernels[i] === undefined) return
     // A call cancelled while it still waited for its turn holds its place in the chain until its own
     // predecessors are done, so the calls after it on a key never overlap the ones before it.
     if (this.plan.pending[i] === 0) this.release(i, now)
