@@ -4,6 +4,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { MetricPair, Tracer } from "effect"
 import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock } from "effect"
 import { Executor, McpServer, Permission, StdioProvider, Tool, Toolkit } from "../src/index.js"
+import * as Scheduler from "../src/internal/scheduler.js"
 import { collectingTracer } from "./helpers.js"
 
 // Metrics live in one global registry shared by every test in the worker: every tool here has a name no other test
@@ -370,6 +371,38 @@ describe("Executor observability", () => {
         }).pipe(Effect.provide(denyAll))
         expect(written).toHaveLength(6)
         expect(yield* growth(before)).toEqual(expected)
+      }))
+
+    it.effect("a call the long-lived scheduler runs counts its wait for its keys, once it has a slot", () =>
+      Effect.gen(function*() {
+        const Held = Tool.make("obs_served_locked", {
+          description: "Holds a key for a while",
+          resource: "obs:served",
+          handler: () => Effect.sleep("50 millis")
+        })
+        const kit = Toolkit.make(Held)
+        const before = yield* histogram("agent_tools_resource_wait_ms", "obs_served_locked")
+        const waitsOfServed = Effect.map(histogram("agent_tools_resource_wait_ms", "obs_served"), (h) => h?.count ?? 0)
+        const servedBefore = yield* waitsOfServed
+        const scheduler = yield* Scheduler.make({ maxParallel: 1 })
+        const first = yield* Effect.fork(scheduler.run(kit, { id: "a", name: "obs_served_locked", arguments: {} }))
+        const second = yield* Effect.fork(scheduler.run(kit, { id: "b", name: "obs_served_locked", arguments: {} }))
+        // a third waits for the one slot and is interrupted before it gets one: it never started, no wait counted
+        const third = yield* Effect.fork(scheduler.run(Toolkit.make(Served), {
+          id: "c",
+          name: "obs_served",
+          arguments: { text: "x", later: true }
+        }))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(third)
+        yield* TestClock.adjust("100 millis")
+        yield* Effect.forEach([first, second], Fiber.join)
+        const after = yield* histogram("agent_tools_resource_wait_ms", "obs_served_locked")
+        expect({ count: after!.count - (before?.count ?? 0), sum: after!.sum - (before?.sum ?? 0) }).toEqual({
+          count: 2,
+          sum: 50
+        })
+        expect((yield* waitsOfServed) - servedBefore).toBe(0)
       }))
 
     it.effect("through Tool.execute", () =>

@@ -180,6 +180,8 @@ export const make = (options?: {
       const now = () => pipeline.clock.unsafeCurrentTimeMillis()
       /** The latest call on each key; removed when that call is done and nothing came after it. */
       const tails = new Map<string, Turn>()
+      /** A sequential tool takes every slot, so nothing runs alongside it. */
+      const need = (tool: Tool.Any): number => tool.sequential ? maxParallel : 1
 
       const run: Scheduler["run"] = (toolkit, call, runOptions) =>
         Effect.suspend(() => {
@@ -190,17 +192,18 @@ export const make = (options?: {
           if (Either.isLeft(checked)) return Effect.succeed(refuse(call, Either.left(checked.left)))
           const keys = Internal.resourcesOf(kernel, checked.right)
           if (Either.isLeft(keys)) return Effect.succeed(refuse(call, Either.left(keys.left)))
-          const arrived = now()
           const timing: Call.Timing = { startedAt: -1 }
           const body = Call.run(pipeline, kernel, call, checked.right, {
             onProgress: runOptions?.onProgress,
             started: Call.startTiming(pipeline, timing),
             keys: keys.right
           })
-          const inSlot = slots.withSlots(tool.sequential ? maxParallel : 1)(body)
           if (keys.right.length === 0) {
-            Call.waited(call.name, 0)
-            return Call.counted(pipeline, call.name, timing, inSlot)
+            const launched = Effect.suspend(() => {
+              Call.waited(call.name, 0)
+              return body
+            })
+            return Call.counted(pipeline, call.name, timing, slots.withSlots(need(tool))(launched))
           }
 
           // take our place on each key now, in arrival order
@@ -215,10 +218,22 @@ export const make = (options?: {
             for (const key of keys.right) if (tails.get(key) === mine) tails.delete(key)
             endTurn(mine)
           })
-          const turn = Effect.sync(() => Call.waited(call.name, now() - arrived))
-          const afterTurn = predecessors.length === 0
-            ? Effect.zipRight(turn, inSlot)
-            : Effect.zipRight(Effect.forEach(predecessors, awaitTurn, { discard: true }), Effect.zipRight(turn, inSlot))
+          // the wait for the call's keys: from its arrival to the moment its predecessors on them were done,
+          // counted once it has a slot too (as a batch counts the calls it starts)
+          const arrived = now()
+          let turnAt = arrived
+          const launched = Effect.suspend(() => {
+            Call.waited(call.name, turnAt - arrived)
+            return body
+          })
+          const inSlot = slots.withSlots(need(tool))(launched)
+          const afterTurn = predecessors.length === 0 ? inSlot : Effect.zipRight(
+            Effect.forEach(predecessors, awaitTurn, { discard: true }),
+            Effect.suspend(() => {
+              turnAt = now()
+              return inSlot
+            })
+          )
           return Call.counted(pipeline, call.name, timing, Effect.ensuring(afterTurn, leave))
         })
 
@@ -231,13 +246,13 @@ export const make = (options?: {
         if (Either.isLeft(checked)) return refuse(call, Either.left(checked.left))
         const keys = Internal.resourcesOf(kernel, checked.right)
         if (Either.isLeft(keys)) return refuse(call, Either.left(keys.left))
-        const need = tool.sequential ? maxParallel : 1
-        if (keys.right.length > 0 || !slots.tryTake(need)) return undefined
+        const slotsNeeded = need(tool)
+        if (keys.right.length > 0 || !slots.tryTake(slotsNeeded)) return undefined
         Call.waited(call.name, 0)
         const timing: Call.Timing = { startedAt: now() }
         const handler = Call.callHandler(kernel, checked.right)
         if (Exit.isExit(handler)) {
-          slots.giveBack(need)
+          slots.giveBack(slotsNeeded)
           const outcome = Internal.classify(kernel, handler, Call.noPartial)
           Call.finished(call.name, outcome, now() - timing.startedAt)
           return outcome
@@ -250,7 +265,7 @@ export const make = (options?: {
           pipeline,
           call.name,
           timing,
-          Effect.ensuring(running, Effect.sync(() => slots.giveBack(need)))
+          Effect.ensuring(running, Effect.sync(() => slots.giveBack(slotsNeeded)))
         )
       }
 
