@@ -11,8 +11,9 @@ import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, Schema } from "effect"
-import { Elicitation, Executor, McpClient, McpServer, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Effect, Schema } from "effect"
+import { Elicitation, Executor, McpClient, McpServer, Tool, Toolkit } from "../src/index.js"
+import { modelText } from "../test/helpers.js"
 import { checkExamples } from "./examples.js"
 
 // #region ask
@@ -209,9 +210,6 @@ const loggingDemo = Effect.scoped(Effect.gen(function*() {
 //   { level: "warning", logger: "migrate", data: "migration 2 took 40 s" }
 // ]
 // #endregion
-
-const modelText = (outcome: Either.Either<ToolResult.ToolResult, ToolError.ToolError>) =>
-  Either.match(outcome, { onLeft: ToolError.toModelText, onRight: ToolResult.toText })
 
 describe("docs/elicitation.md", () => {
   it("shows each example exactly as this file runs it", () =>

@@ -4,9 +4,9 @@
  * others run the examples and check the outcomes the page promises.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { Duration } from "effect"
-import { Clock, Effect, Either, Fiber, Metric, MetricState, Ref, Schema, Stream, TestClock, Tracer } from "effect"
+import { Clock, Deferred, Effect, Either, Metric, MetricState, Option, Ref, Schema, Stream, Tracer } from "effect"
 import { Executor, Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { withClock } from "../test/helpers.js"
 import { checkExamples } from "./examples.js"
 
 // #region quick-start
@@ -138,6 +138,47 @@ const sequentialDemo = Executor.stream(Toolkit.make(Upper, Migrate), [
   Stream.runCollect
 )
 // => ["Started #0", "Finished #0", "Started #1", "Finished #1", "Started #2", "Finished #2"]
+// #endregion
+
+// #region plan
+const planKit = Toolkit.make(EditFile, Bash, Fetch)
+const batchCalls: ReadonlyArray<Executor.ToolCall> = [
+  { id: "c0", name: "edit_file", arguments: { path: "a", ms: 30 } },
+  { id: "c1", name: "bash", arguments: { command: "ls", ms: 20 } },
+  { id: "c2", name: "edit_file", arguments: { path: "a", ms: 10 } },
+  { id: "c3", name: "fetch", arguments: { url: 42, ms: 15 } },
+  { id: "c4", name: "bash", arguments: { command: "pwd", ms: 10 } }
+]
+
+const batchPlan = Executor.plan(planKit, batchCalls)
+const chains = batchPlan.calls.map(({ index, refused, waitsFor }) =>
+  refused === undefined ? `#${index} after [${waitsFor.join(", ")}]` : `#${index} never runs: ${refused._tag}`
+)
+// => ["#0 after []", "#1 after []", "#2 after [0]", "#3 never runs: InvalidArguments", "#4 after [1]"]
+// #endregion
+
+// #region plan-harness
+/** Dispatches every call at once, each in its own fiber, once the calls it waits for have settled. */
+const dispatchInPlan = Effect.gen(function*() {
+  const t0 = yield* Clock.currentTimeMillis
+  const settled = yield* Effect.forEach(batchPlan.calls, () => Deferred.make<void>())
+  return yield* Effect.forEach(batchPlan.calls, ({ call, index, refused, waitsFor }) =>
+    Effect.gen(function*() {
+      if (refused !== undefined) return `#${index} ${ToolError.toModelText(refused)}`
+      yield* Effect.forEach(waitsFor, (before) => Deferred.await(settled[before]), { discard: true })
+      const tool = Option.getOrThrow(Toolkit.lookup(planKit, call.name))
+      const outcome = yield* Tool.execute(tool, call)
+      const { end, start } = Either.getOrThrow(outcome).structured as { start: number; end: number }
+      return `#${index} ran ${start - t0}-${end - t0} ms`
+    }).pipe(Effect.ensuring(Deferred.succeed(settled[index], undefined))), { concurrency: "unbounded" })
+})
+// => [
+//   "#0 ran 0-30 ms",
+//   "#1 ran 0-20 ms",
+//   "#2 ran 30-40 ms",
+//   "#3 Error: invalid arguments: url: expected a string, got 42",
+//   "#4 ran 20-30 ms"
+// ]
 // #endregion
 
 // #region tail
@@ -380,14 +421,6 @@ const observabilityDemo = Effect.gen(function*() {
 // }
 // #endregion
 
-/** Runs an example that sleeps on Effect's clock, under TestClock. */
-const withClock = <A, E, R>(effect: Effect.Effect<A, E, R>, advance: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    const fiber = yield* Effect.fork(effect)
-    yield* TestClock.adjust(advance)
-    return yield* Fiber.join(fiber)
-  })
-
 describe("docs/executor.md", () => {
   it("shows each example exactly as this file runs it", () =>
     checkExamples(new URL("./executor.md", import.meta.url), new URL("./executor.test.ts", import.meta.url)))
@@ -429,6 +462,25 @@ describe("docs/executor.md", () => {
         "Finished #1",
         "Started #2",
         "Finished #2"
+      ])))
+
+  it("plan: the chains of the scheduling batch, and a call that never runs", () =>
+    expect(chains).toEqual([
+      "#0 after []",
+      "#1 after []",
+      "#2 after [0]",
+      "#3 never runs: InvalidArguments",
+      "#4 after [1]"
+    ]))
+
+  it.effect("plan: a harness dispatching in the plan keeps the chains, with no bound on parallelism", () =>
+    Effect.map(withClock(dispatchInPlan, "40 millis"), (lines) =>
+      expect(lines).toEqual([
+        "#0 ran 0-30 ms",
+        "#1 ran 0-20 ms",
+        "#2 ran 30-40 ms",
+        "#3 Error: invalid arguments: url: expected a string, got 42",
+        "#4 ran 20-30 ms"
       ])))
 
   it.effect("stop consuming: the call is interrupted and released before the stream ends", () =>

@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { Clock, Effect, Either, Schema } from "effect"
-import { Executor, Permission, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Clock, Effect, Schema } from "effect"
+import { Executor, Permission, Tool, Toolkit } from "../src/index.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpServer from "../src/McpServer.js"
+import { modelText } from "../test/helpers.js"
 import * as peers from "../test/interop/peers.js"
 import { checkExamples } from "./examples.js"
 
@@ -138,9 +139,6 @@ const filesServer = Effect.gen(function*() {
 })
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 describe("docs/mcp-client.md", () => {
   it("shows exactly the code that runs here", () => {

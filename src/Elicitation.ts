@@ -20,7 +20,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
@@ -397,9 +397,13 @@ export class ElicitationError extends Schema.TaggedError<ElicitationError>("effe
 // the service
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The elicitor when none is provided: there is nobody to ask, and nobody declined either. */
+const nobodyToAsk = { elicit: (): Effect.Effect<Result<Content>, ElicitationError> => Effect.succeed(cancel) }
+
 /**
  * Whoever answers questions: a terminal prompt, a dialog, an MCP client, a test. It answers raw requests
- * (`Tool.elicit` builds the form and decodes the answer) and should answer {@link Cancel} when it cannot ask.
+ * (`Tool.elicit` builds the form and decodes the answer) and should answer {@link Cancel} when it cannot ask. A
+ * `Context.Reference`: when none is provided, the default answers `Cancel` to everything.
  *
  * @example
  * ```ts
@@ -415,10 +419,10 @@ export class ElicitationError extends Schema.TaggedError<ElicitationError>("effe
  * @since 0.1.0
  * @category services
  */
-export class Elicitor extends Context.Tag("effect-agent-tools/Elicitor")<
-  Elicitor,
-  { readonly elicit: (request: Request) => Effect.Effect<Result<Content>, ElicitationError> }
->() {}
+export class Elicitor extends Context.Reference<Elicitor>()("effect-agent-tools/Elicitor", {
+  defaultValue: (): { readonly elicit: (request: Request) => Effect.Effect<Result<Content>, ElicitationError> } =>
+    nobodyToAsk
+}) {}
 
 /**
  * An {@link Elicitor} from a function.

@@ -19,18 +19,26 @@
  * - the executor closes nothing a host built and never retries;
  * - a slow consumer back-pressures the batch (events are never buffered without bound, `Finished` never dropped).
  *
+ * {@link plan} gives the chains a batch will run in without running it: the executor's own scan, for a harness that
+ * dispatches calls itself.
+ *
  * Each call runs in a span `Executor.call` (attributes `tool.name`, `tool.call_id`, `tool.resource_keys`,
  * `tool.outcome`) and counts in the metrics `agent_tools_calls_total` (by tool and outcome),
  * `agent_tools_call_duration_ms` and `agent_tools_resource_wait_ms`.
  *
  * @since 0.1.0
  */
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type { Progress } from "./internal/context.js"
 import * as Internal from "./internal/executor.js"
 import type * as Tool from "./Tool.js"
+import type { ToolError } from "./ToolError.js"
 import type * as Toolkit from "./Toolkit.js"
+import type { ToolResult } from "./ToolResult.js"
 
 /**
  * One call as the model wrote it. `arguments` is the raw JSON string (empty means `{}`) or an already-parsed value.
@@ -38,7 +46,11 @@ import type * as Toolkit from "./Toolkit.js"
  * @since 0.1.0
  * @category models
  */
-export type ToolCall = Internal.ToolCall
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  readonly arguments: unknown
+}
 
 /**
  * How a call ended: its result, or the error the model will see as `Error: ...`.
@@ -46,7 +58,7 @@ export type ToolCall = Internal.ToolCall
  * @since 0.1.0
  * @category models
  */
-export type Outcome = Internal.Outcome
+export type Outcome = Either.Either<ToolResult, ToolError>
 
 /**
  * The call's handler is about to run (after its turn, its slot, permission and `onStart`).
@@ -54,7 +66,11 @@ export type Outcome = Internal.Outcome
  * @since 0.1.0
  * @category events
  */
-export type Started = Internal.Started
+export interface Started {
+  readonly _tag: "Started"
+  readonly index: number
+  readonly call: ToolCall
+}
 
 /**
  * The call reported progress (`Tool.progress`).
@@ -62,7 +78,12 @@ export type Started = Internal.Started
  * @since 0.1.0
  * @category events
  */
-export type ProgressEvent = Internal.ProgressEvent
+export interface ProgressEvent {
+  readonly _tag: "Progress"
+  readonly index: number
+  readonly call: ToolCall
+  readonly progress: Progress
+}
 
 /**
  * The call ended; exactly one per call. `durationMillis` is the handler's running time (0 if it never ran).
@@ -70,7 +91,13 @@ export type ProgressEvent = Internal.ProgressEvent
  * @since 0.1.0
  * @category events
  */
-export type Finished = Internal.Finished
+export interface Finished {
+  readonly _tag: "Finished"
+  readonly index: number
+  readonly call: ToolCall
+  readonly outcome: Outcome
+  readonly durationMillis: number
+}
 
 /**
  * What a batch reports, one event at a time, `index` being the call's position in the batch.
@@ -78,7 +105,7 @@ export type Finished = Internal.Finished
  * @since 0.1.0
  * @category events
  */
-export type ToolEvent = Internal.ToolEvent
+export type ToolEvent = Started | ProgressEvent | Finished
 
 /**
  * Batch options.
@@ -92,7 +119,12 @@ export type ToolEvent = Internal.ToolEvent
  * @since 0.1.0
  * @category models
  */
-export type Options<RS = never> = Internal.Options<RS>
+export interface Options<RS = never> {
+  readonly maxParallel?: number | undefined
+  readonly sequential?: boolean | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly onStart?: ((call: ToolCall) => Effect.Effect<void, unknown, RS>) | undefined
+}
 
 /**
  * A running batch: its events (consume them once) and a way to cancel one call.
@@ -100,7 +132,46 @@ export type Options<RS = never> = Internal.Options<RS>
  * @since 0.1.0
  * @category models
  */
-export type Handle = Internal.Handle
+export interface Handle {
+  readonly events: Stream.Stream<ToolEvent>
+  readonly cancel: (callId: string) => Effect.Effect<void>
+}
+
+/**
+ * The chains a batch runs in, as {@link plan} gives them: one entry per call, in batch order, and whether the batch
+ * runs one call at a time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Plan {
+  readonly calls: ReadonlyArray<PlannedCall>
+  /** A `sequential` tool is in the batch, or `options.sequential` was given: the batch is one chain in order. */
+  readonly sequential: boolean
+}
+
+/**
+ * One call of a {@link Plan}.
+ *
+ * - `index`: the call's position in the batch.
+ * - `waitsFor`: the earlier calls it waits for, by index, ascending: per resource key, the latest earlier call
+ *   naming that key (in a sequential batch, the previous call that runs). A call starts once each of these has
+ *   finished; waiting on them transitively, it runs after every earlier call it shares a key with.
+ * - `keys`: its resource keys (empty for none, and for a call that never runs).
+ * - `refused`: the error it finishes with without running (an unknown tool, invalid arguments, a resource
+ *   function that threw); such a call waits for nothing and nothing waits for it. Undefined for a call that runs
+ *   (it may still be denied permission, or cancelled, once the batch runs).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PlannedCall {
+  readonly index: number
+  readonly call: ToolCall
+  readonly waitsFor: ReadonlyArray<number>
+  readonly keys: ReadonlyArray<string>
+  readonly refused: ToolError | undefined
+}
 
 /**
  * The default bound on handlers running at once.
@@ -213,6 +284,47 @@ export const run = <Tools extends Tool.Any, RS = never>(
   calls: ReadonlyArray<ToolCall>,
   options?: Options<RS>
 ): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> => Internal.run(toolkit, calls, options)
+
+/**
+ * The chains a batch will run in, without running it: for each call, the earlier calls it waits for. It is the
+ * executor's own rule (the executor plans every batch with it): calls whose resource keys overlap run one after
+ * another in model order, a call with several keys waits for each, a sequential batch is one chain, and a call that
+ * never runs (unknown tool, invalid arguments) waits for nothing. Arguments are parsed and decoded, and resource
+ * functions called, as the executor would; nothing runs.
+ *
+ * For a harness that dispatches calls itself: settle every call in `waitsFor` before dispatching a call, and the
+ * calls keep the order the executor would give them.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Executor, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Write = Tool.make("write_file", {
+ *   description: "Write a file",
+ *   parameters: { path: Schema.String, text: Schema.String },
+ *   resource: ({ path }) => "file:" + path,
+ *   handler: () => Effect.void
+ * })
+ *
+ * const plan = Executor.plan(Toolkit.make(Write), [
+ *   { id: "1", name: "write_file", arguments: { path: "a", text: "x" } },
+ *   { id: "2", name: "write_file", arguments: { path: "b", text: "y" } },
+ *   { id: "3", name: "write_file", arguments: { path: "a", text: "z" } },
+ *   { id: "4", name: "read_file", arguments: { path: "a" } }
+ * ])
+ * console.log(plan.calls.map((call) => call.waitsFor)) // [[], [], [0], []]
+ * console.log(plan.calls[3].refused?._tag) // "ToolNotFound"
+ * ```
+ *
+ * @since 0.1.0
+ * @category planning
+ */
+export const plan = <Tools extends Tool.Any>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  calls: ReadonlyArray<ToolCall>,
+  options?: { readonly sequential?: boolean | undefined }
+): Plan => Internal.plan(toolkit, calls, options?.sequential === true)
 
 /**
  * Whether the loop should stop after this batch instead of calling the model again: true only when every outcome

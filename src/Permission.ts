@@ -16,7 +16,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type { Annotations } from "./internal/context.js"
 import { currentCall } from "./internal/context.js"
 import { PermissionDenied } from "./ToolError.js"
@@ -100,8 +99,13 @@ export const allow: Decision = { _tag: "Allow" }
  */
 export const deny = (reason?: string): Decision => ({ _tag: "Deny", reason })
 
+/** The requester when none is provided: every call is allowed. */
+const allowEverything = { request: (): Effect.Effect<Decision> => Effect.succeed(allow) }
+
 /**
- * The service that answers permission requests: a terminal prompt, a UI dialog, a policy engine.
+ * The service that answers permission requests: a terminal prompt, a UI dialog, a policy engine. A
+ * `Context.Reference`: when none is provided, the default allows every call (and a tool's `preview` is not
+ * computed), so tools run unchanged in tests and in hosts that do not ask.
  *
  * @example
  * ```ts
@@ -117,10 +121,9 @@ export const deny = (reason?: string): Decision => ({ _tag: "Deny", reason })
  * @since 0.1.0
  * @category services
  */
-export class Requester extends Context.Tag("effect-agent-tools/Permission/Requester")<
-  Requester,
-  { readonly request: (request: PermissionRequest) => Effect.Effect<Decision> }
->() {}
+export class Requester extends Context.Reference<Requester>()("effect-agent-tools/Permission/Requester", {
+  defaultValue: (): { readonly request: (request: PermissionRequest) => Effect.Effect<Decision> } => allowEverything
+}) {}
 
 /**
  * A requester from a function.
@@ -142,7 +145,7 @@ export const layer = (request: (request: PermissionRequest) => Effect.Effect<Dec
   Layer.succeed(Requester, { request })
 
 /**
- * Asks the installed requester; with none installed the answer is {@link allow}. Inside a handler the call id,
+ * Asks the installed requester; with none installed the answer is {@link allow} (the default requester's). Inside a handler the call id,
  * tool name and annotations are filled in from the current call.
  *
  * @example
@@ -168,10 +171,9 @@ export const request = (
     readonly preview?: string | undefined
   }
 ): Effect.Effect<Decision> =>
-  Effect.flatMap(Effect.serviceOption(Requester), (requester) => {
-    if (Option.isNone(requester)) return Effect.succeed(allow)
-    return Effect.flatMap(FiberRef.get(currentCall), (call) =>
-      requester.value.request({
+  Effect.flatMap(Requester, (requester) =>
+    Effect.flatMap(FiberRef.get(currentCall), (call) =>
+      requester.request({
         callId: call?.id ?? "",
         tool: call?.name ?? "",
         action: request.action,
@@ -180,8 +182,7 @@ export const request = (
         parameters: request.parameters,
         annotations: call?.annotations ?? {},
         preview: request.preview
-      }))
-  })
+      })))
 
 /**
  * Asks, and fails with `PermissionDenied` when refused. A handler failing with it ends its call with that error.

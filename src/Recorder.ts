@@ -17,7 +17,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Ref from "effect/Ref"
@@ -106,8 +105,12 @@ export interface Entry {
   readonly record: Record
 }
 
+/** The recorder when none is provided. */
+const recordNothing = { write: (): Effect.Effect<void, RecordError> => Effect.void }
+
 /**
- * The service that makes records durable: a journal, a database, a JSON-lines file.
+ * The service that makes records durable: a journal, a database, a JSON-lines file. A `Context.Reference`: when
+ * none is provided, the default records nothing (and calls skip looking at their results for details).
  *
  * @example
  * ```ts
@@ -122,10 +125,9 @@ export interface Entry {
  * @since 0.1.0
  * @category services
  */
-export class Recorder extends Context.Tag("effect-agent-tools/Recorder")<
-  Recorder,
-  { readonly write: (entry: Entry) => Effect.Effect<void, RecordError> }
->() {}
+export class Recorder extends Context.Reference<Recorder>()("effect-agent-tools/Recorder", {
+  defaultValue: (): { readonly write: (entry: Entry) => Effect.Effect<void, RecordError> } => recordNothing
+}) {}
 
 /**
  * A record of a value, encoded with its schema so {@link decode} can read it back.
@@ -182,13 +184,11 @@ export const decode = <A, I>(record: Record, schema: Schema.Schema<A, I, never>)
  * @category writing
  */
 export const write = (record: Record): Effect.Effect<void, RecordError> =>
-  Effect.flatMap(Effect.serviceOption(Recorder), (recorder) => {
-    if (Option.isNone(recorder)) return Effect.void
-    return Effect.flatMap(FiberRef.get(currentCall), (call) =>
+  Effect.flatMap(Recorder, (recorder) =>
+    Effect.flatMap(FiberRef.get(currentCall), (call) =>
       call === undefined
         ? Effect.void
-        : recorder.value.write({ callId: call.id, tool: call.name, phase: "during", record }))
-  })
+        : recorder.write({ callId: call.id, tool: call.name, phase: "during", record })))
 
 /**
  * A recorder that appends every entry to the given `Ref`; for tests and for hosts that forward records elsewhere.

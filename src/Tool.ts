@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
@@ -18,6 +19,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import type * as Elicitation from "./Elicitation.js"
+import * as Call from "./internal/call.js"
 import type * as Context from "./internal/context.js"
 import { currentCall as currentCallRef } from "./internal/context.js"
 import * as Elicit from "./internal/elicitation.js"
@@ -89,10 +91,13 @@ export interface CallInfo {
 /**
  * A tool named `Name` whose handler needs the services `R`.
  *
+ * `toJSON`, `toString` and `util.inspect` show what the tool is (name, description, annotations, options, schemas),
+ * never its call machinery.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Tool<out Name extends string, out R = never> extends Pipeable {
+export interface Tool<out Name extends string, out R = never> extends Pipeable, Inspectable.Inspectable {
   readonly [TypeId]: { readonly _R: Types.Covariant<R> }
   /** Matches `^[a-zA-Z0-9_-]{1,64}$`. */
   readonly name: Name
@@ -195,7 +200,7 @@ export interface CommonOptions<P, RP> {
  * @since 0.1.0
  * @category constants
  */
-export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
+export const NAME_PATTERN: RegExp = Internal.NAME_PATTERN
 
 const Proto = {
   [TypeId]: { _R: (_: never) => _ },
@@ -204,15 +209,26 @@ const Proto = {
     return pipeArguments(this, arguments)
   },
   toJSON(this: Any) {
-    return { _id: "Tool", name: this.name, description: this.description, inputSchema: this.inputSchema }
-  }
-}
-
-const checkName = (name: string): void => {
-  if (!NAME_PATTERN.test(name)) {
-    throw new Error(
-      `invalid tool name ${JSON.stringify(name)}: a tool name is 1 to 64 letters, digits, "_" or "-"`
-    )
+    return {
+      _id: "Tool",
+      name: this.name,
+      ...(this.title === undefined ? {} : { title: this.title }),
+      description: this.description,
+      annotations: this.annotations,
+      strict: this.strict,
+      sequential: this.sequential,
+      ...(this.timeout === undefined ? {} : { timeout: Inspectable.toJSON(this.timeout) }),
+      validate: this.validate,
+      ...(this.permissionAction === undefined ? {} : { permissionAction: this.permissionAction }),
+      inputSchema: this.inputSchema,
+      ...(this.outputSchema === undefined ? {} : { outputSchema: this.outputSchema })
+    }
+  },
+  toString(this: Any) {
+    return Inspectable.format(this.toJSON())
+  },
+  [Inspectable.NodeInspectSymbol](this: Any) {
+    return this.toJSON()
   }
 }
 
@@ -329,7 +345,7 @@ export const make = <
     ) => Effect.Effect<Schema.Schema.Type<Success>, Schema.Schema.Type<Failure>, R>
   }
 ): Tool<Name, R | RP> => {
-  checkName(name)
+  Internal.checkName(name)
   const parameters: Schema.Schema.AnyNoContext = options.parameters === undefined
     ? Schema.Struct({})
     : Schema.isSchema(options.parameters)
@@ -418,7 +434,7 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
     readonly handler: (args: Record<string, unknown>) => Effect.Effect<unknown, unknown, R>
   }
 ): Tool<Name, R | RP> => {
-  checkName(name)
+  Internal.checkName(name)
   const standard = normalizeObjectSchema(options.parameters)
   let decode: Internal.Kernel["decode"] = (args) => Either.right(args)
   if (options.validate !== false) {
@@ -463,11 +479,12 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
 export const isTool = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
 
 /**
- * Runs one call end to end: parse and check the arguments, ask permission if the tool declares it, run the
- * handler (under the tool's timeout, else `options.timeout`), map the output and classify any failure, and record a
- * recordable `details` when a `Recorder` is installed. The result
- * is an `Either`; the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler
- * (the executor is what turns that into a `ToolInterrupted` outcome).
+ * Runs one call end to end, through the same pipeline as a call in a batch: parse and check the arguments, ask
+ * permission if the tool declares it, run the handler (under the tool's timeout, else `options.timeout`), map the
+ * output and classify any failure, and record a recordable `details` when a `Recorder` is installed; the call is a
+ * span `Executor.call` when a tracer is installed and counts in the executor's metrics. The result is an `Either`;
+ * the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler (the executor is
+ * what turns that into a `ToolInterrupted` outcome).
  *
  * @example
  * ```ts
@@ -499,24 +516,11 @@ export const execute = <Name extends string, R>(
     readonly timeout?: Duration.DurationInput | undefined
     readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   }
-): Effect.Effect<Either.Either<ToolResult, ToolError>, never, R> => {
-  const kernel = tool[KernelId]
-  const prepared = Internal.prepare(kernel, call.arguments)
-  if (Either.isLeft(prepared)) return Effect.succeed(Either.left(prepared.left))
-  const params = prepared.right
-  const run = Effect.tap(
-    Internal.runHandler(kernel, call.id, params, {
-      timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
-      onProgress: options?.onProgress
-    }),
-    (outcome) => Internal.recordDetails(call.id, kernel.name, outcome)
-  )
-  if (kernel.permission === undefined) return run
-  return Effect.flatMap(
-    Internal.askPermission(kernel, call.id, params),
-    (refused) => (refused === undefined ? run : Effect.succeed(Either.left(refused)))
-  )
-}
+): Effect.Effect<Either.Either<ToolResult, ToolError>, never, R> =>
+  Call.execute(tool[KernelId], { id: call.id, name: tool.name, arguments: call.arguments }, {
+    timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+    onProgress: options?.onProgress
+  })
 
 /**
  * Reports progress from inside a handler: the executor turns it into a `Progress` event, the MCP server into

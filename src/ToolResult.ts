@@ -5,7 +5,10 @@
  * @since 0.1.0
  */
 import * as Encoding from "effect/Encoding"
+import * as Equal from "effect/Equal"
 import { dual } from "effect/Function"
+import * as Hash from "effect/Hash"
+import * as Inspectable from "effect/Inspectable"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
@@ -147,10 +150,14 @@ export type Content = typeof Content.Type
  * - `details`: for the application only; never reaches a model.
  * - `terminate`: a hint that the loop should stop after this batch (see `Executor.shouldTerminate`).
  *
+ * A result is a value: two results with the same content, structured output, details and `terminate` are
+ * `Equal.equals` (arrays and plain objects compared by their items, anything else with `Equal.equals`), with the
+ * same `Hash.hash`; `toJSON`, `toString` and `util.inspect` show those four fields.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface ToolResult extends Pipeable {
+export interface ToolResult extends Pipeable, Equal.Equal, Inspectable.Inspectable {
   readonly [TypeId]: TypeId
   readonly content: ReadonlyArray<Content>
   readonly structured?: unknown
@@ -168,11 +175,107 @@ const Proto = {
     return {
       _id: "ToolResult",
       content: this.content,
-      ...(this.structured === undefined ? {} : { structured: this.structured }),
-      ...(this.details === undefined ? {} : { details: this.details }),
+      ...(this.structured === undefined ? {} : { structured: Inspectable.toJSON(this.structured) }),
+      ...(this.details === undefined ? {} : { details: Inspectable.toJSON(this.details) }),
       terminate: this.terminate
     }
+  },
+  toString(this: ToolResult) {
+    return Inspectable.format(this.toJSON())
+  },
+  [Inspectable.NodeInspectSymbol](this: ToolResult) {
+    return this.toJSON()
+  },
+  [Equal.symbol](this: ToolResult, that: unknown): boolean {
+    return isToolResult(that)
+      && this.terminate === that.terminate
+      && equalValues(this.content, that.content)
+      && equalValues(this.structured, that.structured)
+      && equalValues(this.details, that.details)
+  },
+  [Hash.symbol](this: ToolResult): number {
+    const budget = { nodes: HASH_BUDGET }
+    return Hash.cached(
+      this,
+      Hash.combine(hashValue(this.details, budget))(
+        Hash.combine(hashValue(this.structured, budget))(
+          Hash.combine(hashValue(this.content, budget))(Hash.hash(this.terminate))
+        )
+      )
+    )
   }
+}
+
+// Structural equality of what a result holds: arrays and plain objects by their items, anything else (a string, a
+// `Data` value, a `Date`) by `Equal.equals`. Results can come from a remote server, so neither walk may be made to
+// overflow the stack or to take exponential time: equality walks with a stack of its own and visits each pair of
+// objects once (a cycle compares equal to the same cycle), and the hash stops descending after `HASH_BUDGET` nodes
+// (equal values are walked in the same order, so they stop at the same place and hash the same).
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+const equalValues = (a: unknown, b: unknown): boolean => {
+  const pending: Array<unknown> = [a, b]
+  let visited: Map<object, Set<object>> | undefined
+  const firstVisit = (x: object, y: object): boolean => {
+    visited ??= new Map()
+    let seen = visited.get(x)
+    if (seen === undefined) visited.set(x, seen = new Set())
+    if (seen.has(y)) return false
+    seen.add(y)
+    return true
+  }
+  while (pending.length > 0) {
+    const y = pending.pop()
+    const x = pending.pop()
+    if (x === y) continue
+    if (Array.isArray(x) || Array.isArray(y)) {
+      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false
+      if (!firstVisit(x, y)) continue
+      for (let i = 0; i < x.length; i++) pending.push(x[i], y[i])
+      continue
+    }
+    if (isPlainObject(x) && isPlainObject(y)) {
+      const keys = Object.keys(x)
+      if (keys.length !== Object.keys(y).length) return false
+      if (!firstVisit(x, y)) continue
+      for (const key of keys) {
+        if (!Object.hasOwn(y, key)) return false
+        pending.push(x[key], y[key])
+      }
+      continue
+    }
+    if (!Equal.equals(x, y)) return false
+  }
+  return true
+}
+
+/** How many arrays and plain objects the hash of one result descends into, at most. */
+const HASH_BUDGET = 4096
+
+const arrayHash = Hash.string("ToolResult/array")
+const objectHash = Hash.string("ToolResult/object")
+
+const hashValue = (u: unknown, budget: { nodes: number }): number => {
+  if (Array.isArray(u)) {
+    if (budget.nodes-- <= 0) return arrayHash
+    let h = Hash.combine(Hash.number(u.length))(arrayHash)
+    for (const item of u) h = Hash.combine(hashValue(item, budget))(h)
+    return Hash.optimize(h)
+  }
+  if (isPlainObject(u)) {
+    if (budget.nodes-- <= 0) return objectHash
+    let h = objectHash
+    for (const key of Object.keys(u).sort()) {
+      h = Hash.combine(hashValue(u[key], budget))(Hash.combine(Hash.string(key))(h))
+    }
+    return Hash.optimize(h)
+  }
+  return Hash.hash(u)
 }
 
 /**

@@ -4,12 +4,14 @@
  * @since 0.1.0
  */
 import { dual } from "effect/Function"
+import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
+import { checkName } from "./internal/tool.js"
 import type * as Tool from "./Tool.js"
-import { KernelId, NAME_PATTERN } from "./Tool.js"
+import { KernelId } from "./Tool.js"
 import * as ToolDefinition from "./ToolDefinition.js"
 
 /**
@@ -25,12 +27,13 @@ export const TypeId: unique symbol = Symbol.for("effect-agent-tools/Toolkit")
 export type TypeId = typeof TypeId
 
 /**
- * A set of tools with distinct names, in the order they were given.
+ * A set of tools with distinct names, in the order they were given. `toJSON`, `toString` and `util.inspect` show
+ * the tools' names.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Toolkit<out Tools extends Tool.Any = Tool.Any> extends Pipeable {
+export interface Toolkit<out Tools extends Tool.Any = Tool.Any> extends Pipeable, Inspectable.Inspectable {
   readonly [TypeId]: TypeId
   readonly tools: ReadonlyArray<Tools>
   /** @internal */
@@ -69,17 +72,19 @@ const Proto = {
   },
   toJSON(this: Toolkit) {
     return { _id: "Toolkit", tools: this.tools.map((t) => t.name) }
+  },
+  toString(this: Toolkit) {
+    return Inspectable.format(this.toJSON())
+  },
+  [Inspectable.NodeInspectSymbol](this: Toolkit) {
+    return this.toJSON()
   }
 }
 
 const fromTools = <Tools extends Tool.Any>(tools: ReadonlyArray<Tools>): Toolkit<Tools> => {
   const byName = new Map<string, Tools>()
   for (const tool of tools) {
-    if (!NAME_PATTERN.test(tool.name)) {
-      throw new Error(
-        `invalid tool name ${JSON.stringify(tool.name)}: a tool name is 1 to 64 letters, digits, "_" or "-"`
-      )
-    }
+    checkName(tool.name)
     if (byName.has(tool.name)) throw new Error(`duplicate tool name ${JSON.stringify(tool.name)} in a toolkit`)
     byName.set(tool.name, tool)
   }

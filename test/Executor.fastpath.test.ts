@@ -6,11 +6,10 @@
  * These tests mix both kinds, and the full path, in the same batches.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Option, Ref, Schema, Stream, TestClock, Tracer } from "effect"
-import { Executor, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
+import { Chunk, Effect, Either, Fiber, Option, Ref, Schema, Stream, TestClock } from "effect"
+import type { ToolError } from "../src/index.js"
+import { Executor, Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
+import { collectingTracer, modelText } from "./helpers.js"
 
 class Refused extends Schema.TaggedError<Refused>()("Refused", { why: Schema.String }) {
   override get message() {
@@ -279,17 +278,9 @@ describe("Executor: calls answered by a value and calls run as fibers", () => {
       yield* Executor.run(kit, calls, { onStart: (c) => Ref.update(handed, (ids) => [...ids, c.id]) })
       expect(yield* Ref.get(handed)).toEqual(["d1"])
       // a tracer
-      const spans: Array<string> = []
-      const native = yield* Effect.tracer
-      const tracer = Tracer.make({
-        span: (...args) => {
-          spans.push(args[0])
-          return native.span(...args)
-        },
-        context: (f) => f()
-      })
+      const { spans, tracer } = yield* collectingTracer
       yield* Executor.run(kit, calls).pipe(Effect.withTracer(tracer))
-      expect(spans).toContain("Executor.call")
+      expect(spans.map((span) => span.name)).toContain("Executor.call")
       // a recorder
       const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
       const layer = Recorder.layerMemory(entries)

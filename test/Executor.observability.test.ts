@@ -1,24 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { MetricPair } from "effect"
-import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock, Tracer } from "effect"
-import { Executor, Permission, Tool, Toolkit } from "../src/index.js"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import type { MetricPair, Tracer } from "effect"
+import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock } from "effect"
+import { Executor, McpServer, Permission, StdioProvider, Tool, Toolkit } from "../src/index.js"
+import * as Scheduler from "../src/internal/scheduler.js"
+import { collectingTracer } from "./helpers.js"
 
 // Metrics live in one global registry shared by every test in the worker: every tool here has a name no other test
 // file uses, and each test reads counts as differences from before its batch.
-
-/** A tracer that keeps every span it makes (the native tracer's spans, which record attributes and status). */
-const collectingTracer = Effect.map(Effect.tracer, (native) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = native.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: (f) => f()
-  })
-  return { spans, tracer }
-})
 
 const callSpans = (spans: ReadonlyArray<Tracer.Span>) => spans.filter((span) => span.name === "Executor.call")
 
@@ -307,5 +297,123 @@ describe("Executor observability", () => {
 
     it.effect("agent_tools_resource_wait_ms records the time a call waited for its keys", () =>
       Effect.map(waitForKey, ({ sum }) => expect(sum).toBe(50)))
+  })
+
+  describe("calls run elsewhere count the same", () => {
+    const Served = Tool.make("obs_served", {
+      description: "Answers with a value, or from an effect that must run",
+      parameters: { text: Schema.String, later: Schema.optional(Schema.Boolean) },
+      handler: ({ later, text }) => later === true ? Effect.as(Effect.yieldNow(), text) : Effect.succeed(text)
+    })
+    const Asks = Tool.make("obs_served_asks", {
+      description: "Needs permission",
+      permission: { action: "write" },
+      handler: () => Effect.succeed("written")
+    })
+    const servedKit = Toolkit.make(Served, Asks)
+
+    const counts = Effect.all({
+      ok: callsTotal("obs_served", "Success"),
+      invalid: callsTotal("obs_served", "InvalidArguments"),
+      denied: callsTotal("obs_served_asks", "PermissionDenied"),
+      unknown: callsTotal("(unknown)", "ToolNotFound"),
+      timed: Effect.map(histogram("agent_tools_call_duration_ms", "obs_served"), (h) => h?.count ?? 0)
+    })
+    const growth = (before: Effect.Effect.Success<typeof counts>) =>
+      Effect.map(counts, (after) => ({
+        ok: after.ok - before.ok,
+        invalid: after.invalid - before.invalid,
+        denied: after.denied - before.denied,
+        unknown: after.unknown - before.unknown,
+        timed: after.timed - before.timed
+      }))
+    const expected = { ok: 2, invalid: 1, denied: 1, unknown: 1, timed: 2 }
+
+    it.scopedLive("over MCP: calls answered at once and in a fiber, refused, denied or unknown", () =>
+      Effect.gen(function*() {
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+        yield* McpServer.serve(servedKit, { name: "obs", version: "1.0.0" }, serverSide).pipe(Effect.provide(denyAll))
+        const client = new Client({ name: "obs-client", version: "1.0.0" })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => client.connect(clientSide)),
+          () => Effect.promise(() => client.close())
+        )
+        const before = yield* counts
+        for (
+          const [name, args] of [
+            ["obs_served", { text: "now" }],
+            ["obs_served", { text: "later", later: true }],
+            ["obs_served", { text: 1 }],
+            ["obs_served_asks", {}],
+            ["obs_nothing_by_that_name", {}]
+          ] as const
+        ) {
+          yield* Effect.promise(() => client.callTool({ name, arguments: args }))
+        }
+        expect(yield* growth(before)).toEqual(expected)
+      }))
+
+    it.effect("by a stdio provider", () =>
+      Effect.gen(function*() {
+        const line = (id: string, name: string, args: unknown) =>
+          JSON.stringify({ call_id: id, function: { name, arguments: JSON.stringify(args) } }) + "\n"
+        const before = yield* counts
+        const written: Array<string> = []
+        yield* StdioProvider.serve(servedKit, {
+          input: Stream.make(
+            line("1", "obs_served", { text: "now" }),
+            line("2", "obs_served", { text: "later", later: true }),
+            line("3", "obs_served", { text: 1 }),
+            line("4", "obs_served_asks", {}),
+            line("5", "obs_nothing_by_that_name", {})
+          ),
+          output: (text) => Effect.sync(() => void written.push(text))
+        }).pipe(Effect.provide(denyAll))
+        expect(written).toHaveLength(6)
+        expect(yield* growth(before)).toEqual(expected)
+      }))
+
+    it.effect("a call the long-lived scheduler runs counts its wait for its keys, once it has a slot", () =>
+      Effect.gen(function*() {
+        const Held = Tool.make("obs_served_locked", {
+          description: "Holds a key for a while",
+          resource: "obs:served",
+          handler: () => Effect.sleep("50 millis")
+        })
+        const kit = Toolkit.make(Held)
+        const before = yield* histogram("agent_tools_resource_wait_ms", "obs_served_locked")
+        const waitsOfServed = Effect.map(histogram("agent_tools_resource_wait_ms", "obs_served"), (h) => h?.count ?? 0)
+        const servedBefore = yield* waitsOfServed
+        const scheduler = yield* Scheduler.make({ maxParallel: 1 })
+        const first = yield* Effect.fork(scheduler.run(kit, { id: "a", name: "obs_served_locked", arguments: {} }))
+        const second = yield* Effect.fork(scheduler.run(kit, { id: "b", name: "obs_served_locked", arguments: {} }))
+        // a third waits for the one slot and is interrupted before it gets one: it never started, no wait counted
+        const third = yield* Effect.fork(scheduler.run(Toolkit.make(Served), {
+          id: "c",
+          name: "obs_served",
+          arguments: { text: "x", later: true }
+        }))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(third)
+        yield* TestClock.adjust("100 millis")
+        yield* Effect.forEach([first, second], Fiber.join)
+        const after = yield* histogram("agent_tools_resource_wait_ms", "obs_served_locked")
+        expect({ count: after!.count - (before?.count ?? 0), sum: after!.sum - (before?.sum ?? 0) }).toEqual({
+          count: 2,
+          sum: 50
+        })
+        expect((yield* waitsOfServed) - servedBefore).toBe(0)
+      }))
+
+    it.effect("through Tool.execute", () =>
+      Effect.gen(function*() {
+        const before = yield* counts
+        yield* Tool.execute(Served, { id: "1", arguments: { text: "now" } })
+        yield* Tool.execute(Served, { id: "2", arguments: { text: "later", later: true } })
+        yield* Tool.execute(Served, { id: "3", arguments: { text: 1 } })
+        yield* Tool.execute(Asks, { id: "4", arguments: {} }).pipe(Effect.provide(denyAll))
+        // Tool.execute is given its tool: there is no unknown name to count
+        expect(yield* growth(before)).toEqual({ ...expected, unknown: 0 })
+      }))
   })
 })

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { Duration } from "effect"
 import { Chunk, Deferred, Effect, Either, Exit, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { Executor, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { modelText, withClock } from "./helpers.js"
 
 /** What happened, in order: `start <tag>`, `end <tag>`, `interrupted <tag>`, `finalized <tag>`. */
 const makeLog = () => {
@@ -42,19 +42,8 @@ const call = (id: string, args: Record<string, unknown>, name = "sleep"): Execut
   arguments: JSON.stringify(args)
 })
 
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
-
 const describeEvent = (event: Executor.ToolEvent): string =>
   event._tag === "Finished" ? `Finished ${event.index} ${modelText(event.outcome)}` : `${event._tag} ${event.index}`
-
-/** Runs an effect that sleeps on Effect's clock to completion under TestClock. */
-const runWithClock = <A, E, R>(effect: Effect.Effect<A, E, R>, advance: Duration.DurationInput = "1 hour") =>
-  Effect.gen(function*() {
-    const fiber = yield* Effect.fork(effect)
-    yield* TestClock.adjust(advance)
-    return yield* Fiber.join(fiber)
-  })
 
 describe("Executor", () => {
   describe("events", () => {
@@ -62,7 +51,7 @@ describe("Executor", () => {
       Effect.gen(function*() {
         const log = makeLog()
         const kit = Toolkit.make(sleeper(log))
-        const events = yield* runWithClock(Stream.runCollect(Executor.stream(kit, [
+        const events = yield* withClock(Stream.runCollect(Executor.stream(kit, [
           call("a", { tag: "a", ms: 10 }),
           call("b", {}, "missing"),
           call("c", { tag: "c", ms: "ten" }),
@@ -94,13 +83,13 @@ describe("Executor", () => {
           call("fast", { tag: "fast", ms: 10 }),
           call("mid", { tag: "mid", ms: 20 })
         ]
-        const events = yield* runWithClock(Stream.runCollect(Executor.stream(kit, calls)))
+        const events = yield* withClock(Stream.runCollect(Executor.stream(kit, calls)))
         expect(Chunk.toReadonlyArray(events).filter((e) => e._tag === "Finished").map((e) => e.index)).toEqual([
           1,
           2,
           0
         ])
-        const outcomes = yield* runWithClock(Executor.run(kit, calls))
+        const outcomes = yield* withClock(Executor.run(kit, calls))
         expect(outcomes.map(modelText)).toEqual(["slow", "fast", "mid"])
       }))
 
@@ -135,6 +124,44 @@ describe("Executor", () => {
         expect(progress._tag === "Progress" && progress.progress).toEqual({ progress: 1, total: 2, message: "half" })
         expect(progress._tag === "Progress" && progress.call.id).toBe("r")
       }))
+
+    it.effect("progress reported after a call's Finished is dropped while the rest of the batch goes on", () =>
+      Effect.gen(function*() {
+        const late = yield* Deferred.make<void>()
+        const reported = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        const kit = Toolkit.make(
+          Tool.make("leaves", {
+            description: "Finishes, leaving a fiber that reports once the call has finished",
+            handler: () =>
+              Effect.as(
+                Effect.forkDaemon(
+                  Deferred.await(late).pipe(
+                    Effect.zipRight(Tool.progress({ message: "late" })),
+                    Effect.zipRight(Deferred.succeed(reported, undefined))
+                  )
+                ),
+                "done"
+              )
+          }),
+          Tool.make("waits", { description: "Waits for its gate", handler: () => Deferred.await(gate) })
+        )
+        const seen: Array<string> = []
+        const batch = yield* Executor.start(kit, [
+          { id: "a", name: "leaves", arguments: "" },
+          { id: "b", name: "waits", arguments: "" }
+        ])
+        const consumer = yield* Effect.fork(Stream.runForEach(batch.events, (event) => {
+          seen.push(`${event._tag} ${event.index}`)
+          // the late report is made once its call's Finished has been delivered, while the stream is still open
+          return event._tag === "Finished" && event.index === 0 ? Deferred.succeed(late, undefined) : Effect.void
+        }))
+        yield* Deferred.await(reported)
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(consumer)
+        expect(seen.filter((line) => line.endsWith(" 0"))).toEqual(["Started 0", "Finished 0"])
+        expect(seen).toContain("Finished 1")
+      }).pipe(Effect.scoped))
   })
 
   describe("scheduling", () => {
@@ -156,10 +183,10 @@ describe("Executor", () => {
             )
         })
         const calls = Array.from({ length: 20 }, (_, i) => call(`c${i}`, { ms: 5 + (i % 3) }, "busy"))
-        yield* runWithClock(Executor.run(Toolkit.make(Busy), calls, { maxParallel: 3 }))
+        yield* withClock(Executor.run(Toolkit.make(Busy), calls, { maxParallel: 3 }))
         expect(peak).toBe(3)
         peak = 0
-        yield* runWithClock(Executor.run(Toolkit.make(Busy), calls))
+        yield* withClock(Executor.run(Toolkit.make(Busy), calls))
         expect(peak).toBe(Executor.DEFAULT_MAX_PARALLEL)
       }))
 
@@ -168,7 +195,7 @@ describe("Executor", () => {
         const log = makeLog()
         const kit = Toolkit.make(sleeper(log))
         // two slots: `first` holds key k for 100ms; `second` waits for k; the free calls must still run meanwhile
-        yield* runWithClock(Executor.run(kit, [
+        yield* withClock(Executor.run(kit, [
           call("first", { tag: "first", ms: 100, keys: ["k"] }),
           call("second", { tag: "second", ms: 10, keys: ["k"] }),
           call("free1", { tag: "free1", ms: 10 }),
@@ -210,7 +237,7 @@ describe("Executor", () => {
             const ms = yield* Random.nextIntBetween(1, 50)
             return call(`c${n}`, { n, key, ms }, "keyed")
           }))
-        const outcomes = yield* runWithClock(Executor.run(Toolkit.make(Keyed), calls), "2 hours")
+        const outcomes = yield* withClock(Executor.run(Toolkit.make(Keyed), calls), "2 hours")
         expect(outcomes.every(Either.isRight)).toBe(true)
         expect(overlaps).toBe(0)
         // four keys, eight slots: the four chains run alongside each other
@@ -227,7 +254,7 @@ describe("Executor", () => {
       Effect.gen(function*() {
         const log = makeLog()
         const kit = Toolkit.make(sleeper(log))
-        const outcomes = yield* runWithClock(Executor.run(kit, [
+        const outcomes = yield* withClock(Executor.run(kit, [
           call("ab", { tag: "ab", ms: 30, keys: ["a", "b"] }),
           call("ba", { tag: "ba", ms: 10, keys: ["b", "a"] }),
           call("a", { tag: "a", ms: 10, keys: ["a"] }),
@@ -260,7 +287,7 @@ describe("Executor", () => {
               () => Effect.sync(() => active--)
             )
         })
-        yield* runWithClock(
+        yield* withClock(
           Executor.run(Toolkit.make(Shell), Array.from({ length: 6 }, (_, i) => call(`s${i}`, { ms: 10 }, "shell")))
         )
         expect(peak).toBe(1)
@@ -275,7 +302,7 @@ describe("Executor", () => {
           handler: () => log.push("barrier")
         })
         const kit = Toolkit.make(sleeper(log), Barrier)
-        yield* runWithClock(Executor.run(kit, [
+        yield* withClock(Executor.run(kit, [
           call("a", { tag: "a", ms: 30 }),
           call("b", { tag: "b", ms: 10 }),
           call("x", {}, "barrier"),
@@ -295,7 +322,7 @@ describe("Executor", () => {
     it.effect("options.sequential runs the batch one call at a time, in order", () =>
       Effect.gen(function*() {
         const log = makeLog()
-        yield* runWithClock(Executor.run(Toolkit.make(sleeper(log)), [
+        yield* withClock(Executor.run(Toolkit.make(sleeper(log)), [
           call("a", { tag: "a", ms: 30 }),
           call("b", { tag: "b", ms: 10 })
         ], { sequential: true }))
@@ -448,7 +475,7 @@ describe("Executor", () => {
           description: "Dies",
           handler: () => Effect.die(new Error("kaboom\n    at somewhere.js:1:1"))
         })
-        const outcomes = yield* runWithClock(Executor.run(Toolkit.make(sleeper(log), Boom), [
+        const outcomes = yield* withClock(Executor.run(Toolkit.make(sleeper(log), Boom), [
           call("a", { tag: "a", ms: 10 }),
           call("b", {}, "boom"),
           call("c", { tag: "c", ms: 20 })
@@ -465,7 +492,7 @@ describe("Executor", () => {
           handler: () => Effect.never.pipe(Effect.ensuring(log.push("finalized own")))
         })
         const kit = Toolkit.make(sleeper(log), Own)
-        const outcomes = yield* runWithClock(
+        const outcomes = yield* withClock(
           Executor.run(kit, [call("o", {}, "own"), call("s", { tag: "s", ms: 10_000 })], { timeout: "1 second" })
         )
         expect(outcomes.map(modelText)).toEqual([
@@ -479,7 +506,7 @@ describe("Executor", () => {
       Effect.gen(function*() {
         const log = makeLog()
         const kit = Toolkit.make(sleeper(log))
-        const events = yield* runWithClock(Stream.runCollect(Executor.stream(kit, [
+        const events = yield* withClock(Stream.runCollect(Executor.stream(kit, [
           call("ok", { tag: "ok", ms: 10 }),
           call("refused", { tag: "refused", ms: 10 })
         ], {

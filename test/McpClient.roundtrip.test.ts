@@ -13,9 +13,9 @@ import * as McpClient from "../src/McpClient.js"
 import * as McpServer from "../src/McpServer.js"
 import * as Recorder from "../src/Recorder.js"
 import * as Tool from "../src/Tool.js"
-import * as ToolError from "../src/ToolError.js"
 import * as Toolkit from "../src/Toolkit.js"
 import * as ToolResult from "../src/ToolResult.js"
+import { modelText } from "./helpers.js"
 
 const everyPart: ReadonlyArray<ToolResult.Content> = [
   { type: "text", text: "hello", annotations: { audience: ["assistant"], priority: 1 } },
@@ -110,9 +110,6 @@ const transports: ReadonlyArray<readonly [string, Connect]> = [
 ]
 
 const remote = (kit: Kit, name: string) => Option.getOrThrow(Toolkit.lookup(kit, name))
-
-const modelText = (outcome: Either.Either<ToolResult.ToolResult, ToolError.ToolError>): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 for (const [label, connect] of transports) {
   describe(`McpClient and McpServer, ${label}`, () => {

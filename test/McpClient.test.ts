@@ -25,6 +25,7 @@ import * as Tool from "../src/Tool.js"
 import * as ToolError from "../src/ToolError.js"
 import * as Toolkit from "../src/Toolkit.js"
 import * as ToolResult from "../src/ToolResult.js"
+import { modelText } from "./helpers.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // an in-memory peer
@@ -114,9 +115,6 @@ const echoTool: McpTool = {
 }
 
 const echo: Handler = async (args) => text(String(args.message))
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 const run = (kit: Toolkit.Toolkit<Tool.Tool<string>>, name: string, args: Record<string, unknown> = {}) =>
   Effect.map(Executor.run(kit, [{ id: "call_1", name, arguments: args }]), (outcomes) => outcomes[0])

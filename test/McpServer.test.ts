@@ -8,24 +8,13 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import {
-  Context,
-  Deferred,
-  Effect,
-  Either,
-  Exit,
-  Fiber,
-  Option,
-  Schema,
-  type Scope,
-  SubscriptionRef,
-  Tracer
-} from "effect"
+import { Context, Deferred, Effect, Either, Exit, Fiber, Option, Schema, type Scope, SubscriptionRef } from "effect"
 import { PassThrough } from "node:stream"
 import { vi } from "vitest"
 import { Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import * as Mcp from "../src/internal/mcp.js"
 import * as McpServer from "../src/McpServer.js"
+import { collectingTracer } from "./helpers.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // tools
@@ -319,16 +308,7 @@ describe("McpServer", () => {
 
     it.scopedLive("with a tracer installed every call is a McpServer.call span, calls answered at once included", () =>
       Effect.gen(function*() {
-        const spans: Array<Tracer.Span> = []
-        const native = yield* Effect.tracer
-        const tracer = Tracer.make({
-          span: (...args) => {
-            const span = native.span(...args)
-            spans.push(span)
-            return span
-          },
-          context: native.context
-        })
+        const { spans, tracer } = yield* collectingTracer
         // a handler that answers with a value and one whose effect runs: both traced
         const { client } = yield* connected(Toolkit.make(Upper, Greet)).pipe(Effect.withTracer(tracer))
         expect(yield* call(client, "upper", { text: "a" })).toEqual({ content: [{ type: "text", text: "A" }] })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { Executor, Permission, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { modelText } from "./helpers.js"
 
 /** What the tests watch: the requests the requester saw, whether a handler or a preview ran, in which order. */
 interface Probe {
@@ -53,9 +54,6 @@ const writeCall = {
 }
 
 const diff = "--- src/a.ts\n+++ src/a.ts\n@@ -0,0 +1 @@\n+export {}"
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 describe("Permission", () => {
   describe("a tool that declares permission", () => {
@@ -470,6 +468,28 @@ describe("Permission", () => {
         })
         const [a] = yield* Executor.run(Toolkit.make(writeTool(p)), [writeCall]).pipe(Effect.provide(handBuilt))
         expect(modelText(a)).toBe("Error: permission denied: write 1 lines to src/a.ts: hand-built")
+      }))
+
+    it.effect("the Requester is a Context.Reference: read with nothing provided, it is the default that allows", () =>
+      Effect.gen(function*() {
+        // no layer provided, and nothing in R
+        const requester: Effect.Effect.Success<typeof Permission.Requester> = yield* Permission.Requester
+        const decision = yield* requester.request({
+          callId: "c",
+          tool: "t",
+          action: "write",
+          description: "anything",
+          path: undefined,
+          parameters: {},
+          annotations: {},
+          preview: undefined
+        })
+        expect(decision).toEqual(Permission.allow)
+        // a provided one replaces it
+        const provided = yield* Permission.Requester.pipe(
+          Effect.provide(Permission.layer(() => Effect.succeed(Permission.deny("no"))))
+        )
+        expect(provided).not.toBe(requester)
       }))
   })
 })

@@ -4,7 +4,8 @@ import { Effect, Either, Fiber, Layer, Ref, Schema, Stream, TestClock } from "ef
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Executor, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Executor, Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
+import { modelText } from "./helpers.js"
 
 const Spawned = Schema.Struct({ pgid: Schema.Int, startedAt: Schema.Date })
 const Finished = Schema.Struct({ exitCode: Schema.Int })
@@ -31,9 +32,6 @@ const Exit = Tool.make("exit", {
       )
     )
 })
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 /** A recorder whose every write fails, for the paths where recording is not possible. */
 const failing = Layer.succeed(Recorder.Recorder, {
@@ -122,6 +120,22 @@ describe("Recorder", () => {
       Effect.gen(function*() {
         const outcomes = yield* Executor.run(Toolkit.make(Spawn), [{ id: "a", name: "spawn", arguments: { pgid: 1 } }])
         expect(outcomes.map(modelText)).toEqual(["started 1"])
+      }))
+
+    it.effect("the Recorder is a Context.Reference: with nothing provided it is the default that records nothing", () =>
+      Effect.gen(function*() {
+        const recorder: Effect.Effect.Success<typeof Recorder.Recorder> = yield* Recorder.Recorder
+        const entry: Recorder.Entry = {
+          callId: "c",
+          tool: "t",
+          phase: "during",
+          record: new Recorder.Record({ namespace: "n", data: 1 })
+        }
+        yield* recorder.write(entry)
+        const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
+        const provided = yield* Effect.provide(Recorder.Recorder, Recorder.layerMemory(entries))
+        yield* provided.write(entry)
+        expect(yield* Ref.get(entries)).toEqual([entry])
       }))
 
     it.effect("is a no-op outside a call, even with a recorder installed", () =>

@@ -5,8 +5,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Either, Exit, Fiber, Logger, Option, Scope } from "effect"
 import { fileURLToPath } from "node:url"
-import { Executor, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Executor, Tool, ToolError, Toolkit } from "../src/index.js"
 import * as StdioProvider from "../src/StdioProvider.js"
+import { modelText } from "./helpers.js"
 
 const RAW = fileURLToPath(new URL("./fixtures/provider-raw.mjs", import.meta.url))
 
@@ -18,9 +19,6 @@ const tool = (provider: StdioProvider.Provider, name: string) =>
 
 const callOf = (provider: StdioProvider.Provider, name: string, args: unknown = {}, id = "call") =>
   Effect.flatMap(tool(provider, name), (found) => Tool.execute(found, { id, arguments: args }))
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 const startError = <A>(exit: Exit.Exit<A, StdioProvider.StdioProviderError>): StdioProvider.StdioProviderError => {
   if (Exit.isSuccess(exit)) throw new Error("connect succeeded")

@@ -9,9 +9,10 @@ import { Deferred, Effect, Either, Option, Queue } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
-import { Executor, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Executor, ToolError, Toolkit } from "../src/index.js"
 import { lineSplitter } from "../src/internal/lines.js"
 import * as StdioProvider from "../src/StdioProvider.js"
+import { modelText } from "./helpers.js"
 
 const SERVED = fileURLToPath(new URL("./fixtures/provider-served.ts", import.meta.url))
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
@@ -108,9 +109,6 @@ const readAnswers = (host: Host, n: number) =>
     for (let i = 0; i < n; i++) answers.push(JSON.parse(yield* host.next()))
     return answers
   })
-
-const modelText = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 describe("StdioProvider.main, driven over pipes by a host without this library", () => {
   it.live(

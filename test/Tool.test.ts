@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Duration, Effect, Either, Fiber, Option, Ref, Schema, TestClock } from "effect"
+import { inspect } from "node:util"
 import { Permission, Tool, ToolError, ToolResult } from "../src/index.js"
+import { modelText } from "./helpers.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
@@ -23,10 +25,6 @@ const errorOf = (outcome: Outcome): ToolError.ToolError => {
   if (Either.isRight(outcome)) throw new Error(`expected an error, got ${ToolResult.toText(outcome.right)}`)
   return outcome.left
 }
-
-/** What the model reads for an outcome. */
-const modelText = (outcome: Outcome): string =>
-  Either.isLeft(outcome) ? ToolError.toModelText(outcome.left) : ToolResult.toText(outcome.right)
 
 /** A tool that returns what its handler gives, for the output-mapping tests. */
 const returning = (output: unknown) =>
@@ -1562,4 +1560,54 @@ describe("permission", () => {
         "Error: tool \"broken\" panicked: describing the call for permission failed: describe broke"
       )
     }))
+})
+
+describe("a tool as a value", () => {
+  const Write = Tool.make("write_file", {
+    description: "Write a file",
+    title: "Write",
+    parameters: { path: Schema.String },
+    success: Schema.Struct({ bytes: Schema.Int }),
+    strict: true,
+    timeout: "2 seconds",
+    annotations: { destructive: true },
+    permission: { action: "write" },
+    handler: () => Effect.succeed({ bytes: 1 })
+  })
+  const json = {
+    _id: "Tool",
+    name: "write_file",
+    title: "Write",
+    description: "Write a file",
+    annotations: { destructive: true },
+    strict: true,
+    sequential: false,
+    timeout: { _id: "Duration", _tag: "Millis", millis: 2000 },
+    validate: true,
+    permissionAction: "write",
+    inputSchema: Write.inputSchema,
+    outputSchema: Write.outputSchema
+  }
+
+  it("shows what it is in toJSON and toString, leaving out what is unset", () => {
+    expect(Write.toJSON()).toEqual(json)
+    expect(String(Write)).toBe(JSON.stringify(json, null, 2))
+    const Ping = Tool.make("ping", { description: "Ping", handler: () => Effect.void })
+    expect(Ping.toJSON()).toEqual({
+      _id: "Tool",
+      name: "ping",
+      description: "Ping",
+      annotations: {},
+      strict: false,
+      sequential: false,
+      validate: true,
+      inputSchema: { type: "object", properties: {}, required: [], additionalProperties: false }
+    })
+  })
+
+  it("util.inspect shows the same, with none of its call machinery", () => {
+    const shown = inspect(Write, { depth: 10 })
+    expect(shown).toBe(inspect(json, { depth: 10 }))
+    expect(shown).not.toMatch(/Kernel|projections|decode|handle|Symbol/)
+  })
 })

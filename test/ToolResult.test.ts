@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ToolResult } from "../src/index.js"
+import { Equal, Hash, HashSet } from "effect"
+import { inspect } from "node:util"
+import { Recorder, ToolResult } from "../src/index.js"
 
 describe("ToolResult", () => {
   describe("constructors", () => {
@@ -130,6 +132,93 @@ describe("ToolResult", () => {
     it("isToolResult recognises results, not look-alikes", () => {
       expect(ToolResult.isToolResult(ToolResult.text("x"))).toBe(true)
       expect(ToolResult.isToolResult({ content: [], terminate: false })).toBe(false)
+    })
+  })
+
+  describe("a value", () => {
+    const rich = () =>
+      ToolResult.make({
+        content: [{ type: "text", text: "a" }, { type: "image", data: "iVBORw==", mimeType: "image/png" }],
+        structured: { items: [1, { b: 2, c: [3] }], when: new Date(0) },
+        // a value with an Equal of its own is compared with it (a Schema.Class compares its fields, shallowly)
+        details: new Recorder.Record({ namespace: "proc", data: 42 }),
+        terminate: true
+      })
+
+    it("two results with the same content, structured output, details and terminate are equal, with one hash", () => {
+      expect(Equal.equals(rich(), rich())).toBe(true)
+      expect(Hash.hash(rich())).toBe(Hash.hash(rich()))
+      // key order in plain objects does not matter
+      const ab = ToolResult.json({ a: 1, b: { c: 2, d: 3 } })
+      const ba = ToolResult.make({ content: ab.content, structured: { b: { d: 3, c: 2 }, a: 1 } })
+      expect(Equal.equals(ab, ba)).toBe(true)
+      expect(Hash.hash(ab)).toBe(Hash.hash(ba))
+      expect(HashSet.size(HashSet.make(rich(), rich(), ToolResult.text("x"), ToolResult.text("x")))).toBe(2)
+    })
+
+    it("a result differing in any one field is not equal", () => {
+      const base = ToolResult.json({ a: [1, 2] })
+      expect(Equal.equals(base, ToolResult.json({ a: [1, 3] }))).toBe(false)
+      expect(Equal.equals(base, ToolResult.json({ a: [1, 2, 3] }))).toBe(false)
+      expect(Equal.equals(base, ToolResult.withTerminate(base))).toBe(false)
+      expect(Equal.equals(base, ToolResult.withDetails(base, { pid: 1 }))).toBe(false)
+      expect(Equal.equals(ToolResult.withDetails(base, { pid: 1 }), ToolResult.withDetails(base, { pid: 2 }))).toBe(
+        false
+      )
+      expect(
+        Equal.equals(base, ToolResult.make({ content: [{ type: "text", text: "{}" }], structured: { a: [1, 2] } }))
+      )
+        .toBe(false)
+      expect(Equal.equals(ToolResult.text("a"), ToolResult.text("b"))).toBe(false)
+      expect(Equal.equals(ToolResult.text("a"), { content: [{ type: "text", text: "a" }], terminate: false })).toBe(
+        false
+      )
+    })
+
+    it("compares values deeper than the stack and cyclic values without overflowing, and hashes them", () => {
+      const nest = (depth: number) => {
+        let value: unknown = "leaf"
+        for (let i = 0; i < depth; i++) value = [value]
+        return value
+      }
+      const deep = () => ToolResult.make({ content: [], structured: nest(200_000) })
+      expect(Equal.equals(deep(), deep())).toBe(true)
+      expect(Hash.hash(deep())).toBe(Hash.hash(deep()))
+      const cycle = () => {
+        const node: Record<string, unknown> = { name: "n" }
+        node.self = node
+        return ToolResult.make({ content: [], structured: node })
+      }
+      expect(Equal.equals(cycle(), cycle())).toBe(true)
+      expect(Hash.hash(cycle())).toBe(Hash.hash(cycle()))
+      // shared branches, 2^60 paths: each pair is visited once, the hash stops at its budget
+      const shared = () => {
+        let value: unknown = "leaf"
+        for (let i = 0; i < 60; i++) value = [value, value]
+        return ToolResult.make({ content: [], structured: value })
+      }
+      expect(Equal.equals(shared(), shared())).toBe(true)
+      expect(Hash.hash(shared())).toBe(Hash.hash(shared()))
+    })
+
+    it("shows its fields in toJSON, toString and util.inspect", () => {
+      const result = ToolResult.withDetails(ToolResult.json({ sum: 5 }), { pid: 42 })
+      const json = {
+        _id: "ToolResult",
+        content: [{ type: "text", text: "{\"sum\":5}" }],
+        structured: { sum: 5 },
+        details: { pid: 42 },
+        terminate: false
+      }
+      expect(result.toJSON()).toEqual(json)
+      expect(String(result)).toBe(JSON.stringify(json, null, 2))
+      expect(inspect(result)).toBe(inspect(json))
+      expect(JSON.parse(JSON.stringify(result))).toEqual(json)
+      expect(ToolResult.text("x").toJSON()).toEqual({
+        _id: "ToolResult",
+        content: [{ type: "text", text: "x" }],
+        terminate: false
+      })
     })
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Option, Schema, TestClock } from "effect"
+import { inspect } from "node:util"
 import { Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 
 const Upper = Tool.make("upper", {
@@ -188,6 +189,17 @@ describe("Toolkit", () => {
       const mcp = Toolkit.make(Upper).pipe(Toolkit.prefix("p"), Toolkit.definitions("mcp"))
       expect(mcp.map((d) => d.name)).toEqual(["p__upper"])
       expect(mcp[0].description).toBe("Uppercase a string")
+    })
+  })
+
+  describe("a value", () => {
+    it("shows its tools' names in toJSON, toString and util.inspect", () => {
+      const kit = Toolkit.make(Upper, Lower)
+      const json = { _id: "Toolkit", tools: ["upper", "lower"] }
+      expect(kit.toJSON()).toEqual(json)
+      expect(String(kit)).toBe(JSON.stringify(json, null, 2))
+      expect(inspect(kit)).toBe(inspect(json))
+      expect(inspect(Toolkit.prefix(kit, "p"))).toBe(inspect({ _id: "Toolkit", tools: ["p__upper", "p__lower"] }))
     })
   })
 })

@@ -4,9 +4,10 @@ import { Chunk, Effect, Either, Fiber, Layer, Ref, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Executor, Permission, Recorder, ToolError, ToolResult } from "../src/index.js"
+import { Executor, Permission, Recorder } from "../src/index.js"
 import * as Process from "../src/internal/process.js"
 import * as Workspace from "../src/Workspace.js"
+import { modelText as text } from "./helpers.js"
 
 /** A fresh workspace folder with the given files (`path -> content`). */
 const makeRoot = (files: Record<string, string | Uint8Array> = {}): string => {
@@ -17,9 +18,6 @@ const makeRoot = (files: Record<string, string | Uint8Array> = {}): string => {
   }
   return root
 }
-
-const text = (outcome: Executor.Outcome): string =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 
 const call = (name: string, args: Record<string, unknown>, id = name): Executor.ToolCall => ({
   id,

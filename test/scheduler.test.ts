@@ -6,8 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Option, Ref, Schema } from "effect"
 import type { Executor } from "../src/index.js"
-import { Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
+import { Recorder, Tool, Toolkit } from "../src/index.js"
 import * as Scheduler from "../src/internal/scheduler.js"
+import { collectingTracer, modelText, settle } from "./helpers.js"
 
 /** A tool whose calls wait for their gate (`gates[tag]`), logging what they do and how many run at once. */
 const makeKit = () => {
@@ -61,12 +62,6 @@ const makeKit = () => {
   }
 }
 
-const text = (outcome: Either.Either<ToolResult.ToolResult, unknown>) =>
-  Either.isRight(outcome) ? ToolResult.toText(outcome.right) : "error"
-
-/** Lets every fiber that can run, run. */
-const settle = Effect.repeatN(Effect.yieldNow(), 20)
-
 describe("the scheduler", () => {
   it.effect("runs at most maxParallel calls at once, handing slots over in arrival order", () =>
     Effect.gen(function*() {
@@ -83,7 +78,7 @@ describe("the scheduler", () => {
       expect(t.log).toEqual(["start a", "start b", "end b", "start c", "end a", "start d"])
       yield* Effect.forEach(tags, t.open)
       const outcomes = yield* Effect.forEach(fibers, Fiber.join)
-      expect(outcomes.map(text)).toEqual(tags)
+      expect(outcomes.map(modelText)).toEqual(tags)
       expect(t.most()).toBe(2)
     }))
 
@@ -106,6 +101,64 @@ describe("the scheduler", () => {
       yield* t.open("b")
       yield* Effect.forEach([a, s, b], Fiber.join)
       expect(t.log).toEqual(["start a", "end a", "start s", "end s", "start b", "end b"])
+    }))
+
+  it.effect("a call that does not fit does not block one behind it that does, waiting or newly arrived", () =>
+    Effect.gen(function*() {
+      const scheduler = yield* Scheduler.make({ maxParallel: 2 })
+      const t = makeKit()
+      const a = yield* Effect.fork(scheduler.run(t.kit, t.call("a")))
+      const b = yield* Effect.fork(scheduler.run(t.kit, t.call("b")))
+      yield* settle
+      // every slot is taken: the sequential call waits for both, the next call for one
+      const s = yield* Effect.fork(scheduler.run(t.kit, t.call("s", "alone")))
+      const c = yield* Effect.fork(scheduler.run(t.kit, t.call("c")))
+      yield* settle
+      expect(t.log).toEqual(["start a", "start b"])
+      // one slot comes free: too few for s, enough for c behind it
+      yield* t.open("a")
+      yield* settle
+      expect(t.log).toEqual(["start a", "start b", "end a", "start c"])
+      yield* t.open("c")
+      yield* settle
+      // and a call arriving while s still cannot fit takes the free slot at once
+      const d = yield* Effect.fork(scheduler.run(t.kit, t.call("d")))
+      yield* settle
+      expect(t.log).toEqual(["start a", "start b", "end a", "start c", "end c", "start d"])
+      yield* Effect.forEach(["b", "d", "s"], t.open)
+      yield* Effect.forEach([a, b, c, d, s], Fiber.join)
+      expect(t.log.slice(6)).toEqual(["end b", "end d", "start s", "end s"])
+    }))
+
+  it.effect("calls already waiting keep their turn: a slot freed goes to them, not to a call arriving then", () =>
+    Effect.gen(function*() {
+      const scheduler = yield* Scheduler.make({ maxParallel: 1 })
+      const t = makeKit()
+      // the holder's fiber asks for a slot for a newcomer the moment its own call has ended, before the waiting
+      // call's fiber has had a chance to run; `runFork` starts the newcomer there and then, as a server's request
+      // handler does
+      const holder = yield* Effect.fork(
+        Effect.zipRight(
+          scheduler.run(t.kit, t.call("holder")),
+          Effect.sync(() => ({
+            now: scheduler.tryNow(t.kit, t.call("v", "value")),
+            later: Effect.runFork(scheduler.run(t.kit, t.call("late")))
+          }))
+        )
+      )
+      yield* settle
+      const waiting = yield* Effect.fork(scheduler.run(t.kit, t.call("waiting")))
+      yield* settle
+      yield* t.open("holder")
+      const { later, now } = yield* Fiber.join(holder)
+      expect(now).toBeUndefined()
+      yield* settle
+      expect(t.log).toEqual(["start holder", "end holder", "start waiting"])
+      yield* t.open("waiting")
+      yield* t.open("late")
+      expect(modelText(yield* Fiber.join(waiting))).toBe("waiting")
+      expect(modelText(yield* Fiber.join(later))).toBe("late")
+      expect(t.log.slice(3)).toEqual(["end waiting", "start late", "end late"])
     }))
 
   it.effect("calls on a key run in arrival order; a call with several keys waits for all; values keep their turn", () =>
@@ -131,7 +184,7 @@ describe("the scheduler", () => {
       yield* t.open("xy")
       yield* t.open("free")
       const outcomes = yield* Effect.forEach(fibers, Fiber.join)
-      expect(outcomes.map(text)).toEqual(["x1", "y1", "xy", "v", "free"])
+      expect(outcomes.map(modelText)).toEqual(["x1", "y1", "xy", "v", "free"])
     }))
 
   it.effect("interrupted waiting calls give back their places: slots and keys stay whole", () =>
@@ -156,7 +209,7 @@ describe("the scheduler", () => {
       const e = yield* Effect.fork(scheduler.run(t.kit, t.call("e", "wait", ["k"])))
       yield* settle
       yield* t.open("e")
-      expect(text(yield* Fiber.join(e))).toBe("e")
+      expect(modelText(yield* Fiber.join(e))).toBe("e")
     }))
 
   it.live("a call interrupted as a slot is handed to it gives the slot back", () =>
@@ -176,8 +229,21 @@ describe("the scheduler", () => {
         yield* t.open("waiter")
         yield* t.open("last")
         const last = yield* scheduler.run(t.kit, t.call("last")).pipe(Effect.timeout("1 second"))
-        expect(text(last)).toBe("last")
+        expect(modelText(last)).toBe("last")
       }
+    }))
+
+  it.effect("with a tracer, a call runs in the span Executor.call of the one call pipeline, as in a batch", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* collectingTracer
+      const scheduler = yield* Scheduler.make().pipe(Effect.withTracer(tracer))
+      const t = makeKit()
+      expect(scheduler.traced).toBe(true)
+      expect(scheduler.tryNow(t.kit, t.call("v", "value"))).toBeUndefined()
+      const outcome = yield* scheduler.run(t.kit, t.call("v", "value", ["k"])).pipe(Effect.withTracer(tracer))
+      expect(modelText(outcome)).toBe("v")
+      expect(spans.filter((span) => span.name === "Executor.call").map((span) => Object.fromEntries(span.attributes)))
+        .toEqual([{ "tool.name": "value", "tool.call_id": "v", "tool.resource_keys": "k", "tool.outcome": "Success" }])
     }))
 
   describe("tryNow", () => {
@@ -187,7 +253,7 @@ describe("the scheduler", () => {
         const t = makeKit()
         for (const tag of ["v1", "v2", "v3"]) {
           const now = scheduler.tryNow(t.kit, t.call(tag, "value"))
-          expect(now !== undefined && Either.isEither(now) && text(now)).toBe(tag)
+          expect(now !== undefined && Either.isEither(now) && modelText(now)).toBe(tag)
         }
         const unknown = scheduler.tryNow(t.kit, t.call("x", "nope"))
         expect(unknown !== undefined && Either.isEither(unknown) && Either.isLeft(unknown)).toBe(true)
@@ -197,7 +263,7 @@ describe("the scheduler", () => {
         const run = yield* Effect.fork(scheduler.run(t.kit, t.call("a")))
         yield* settle
         yield* t.open("a")
-        expect(text(yield* Fiber.join(run))).toBe("a")
+        expect(modelText(yield* Fiber.join(run))).toBe("a")
       }))
 
     it.effect("gives a handler that must run as an effect holding its slot until it ends, in its call context", () =>
@@ -219,7 +285,7 @@ describe("the scheduler", () => {
         yield* settle
         expect(t.log).toEqual(["start a"])
         yield* t.open("a")
-        expect(text(yield* Fiber.join(running))).toBe("a")
+        expect(modelText(yield* Fiber.join(running))).toBe("a")
         yield* settle
         expect(t.log).toEqual(["start a", "end a", "start b"])
         // a call waits for its turn: tryNow does not pass it
@@ -227,7 +293,7 @@ describe("the scheduler", () => {
         yield* t.open("b")
         yield* Fiber.join(waiting)
         const who = scheduler.tryNow(Toolkit.make(Who), { id: "call-7", name: "who", arguments: {} })
-        expect(text(yield* (who as Effect.Effect<Executor.Outcome>))).toBe("call-7")
+        expect(modelText(yield* (who as Effect.Effect<Executor.Outcome>))).toBe("call-7")
       }))
 
     it.effect("leaves to run a call with resource keys, a permission, or a recorder to write to", () =>

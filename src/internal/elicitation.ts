@@ -355,20 +355,31 @@ export const elicit = (
     } else {
       request = { message, mode: "form", requestedSchema: CONFIRMATION }
     }
-    return Effect.flatMap(Effect.serviceOption(Elicitation.Elicitor), (elicitor) => {
-      // nobody to ask: nobody declined either
-      if (Option.isNone(elicitor)) return Effect.succeed(Elicitation.cancel)
-      return Effect.flatMap(elicitor.value.elicit(request), (result): Effect.Effect<
+    // with no elicitor provided, the default one answers Cancel: nobody to ask, and nobody declined either
+    return Effect.flatMap(Elicitation.Elicitor, (elicitor) =>
+      Effect.flatMap(elicitor.elicit(request), (result): Effect.Effect<
         Elicitation.Result<unknown>,
         Elicitation.ElicitationError
       > => {
-        if (result._tag !== "Accept") return Effect.succeed(result)
-        if (decode === undefined) return Effect.succeed(Elicitation.accept(undefined))
+        if (result._tag !== "Accept") {
+          return Effect.succeed(result)
+        }
+        if (decode === undefined) {
+          return Effect.succeed(Elicitation.accept(undefined))
+        }
         const decoded = decode(result.content)
         return Either.isRight(decoded) ? Effect.succeed(Elicitation.accept(decoded.right)) : Effect.fail(decoded.left)
-      })
-    })
+      }))
   })
+
+/**
+ * The elicitor provided in the context, if one is: none when only the default (which answers `Cancel`) is there.
+ * For a client deciding whether to tell servers it can ask someone.
+ */
+export const provided: Effect.Effect<Option.Option<Elicitation.Elicitor["Type"]>> = Effect.map(
+  Elicitation.Elicitor,
+  (elicitor) => elicitor === Elicitation.Elicitor.defaultValue() ? Option.none() : Option.some(elicitor)
+)
 
 // ---------------------------------------------------------------------------------------------------------------
 // MCP: both ends use these, so what one sends is what the other reads

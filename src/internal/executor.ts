@@ -1,36 +1,36 @@
 /**
- * The executor's machinery.
+ * The executor's machinery, in three parts.
  *
- * A batch is scanned once, synchronously, before anything waits: each call is looked up, its arguments checked and
- * its resource keys computed. A call whose keys overlap earlier calls' keys depends on the latest such call per
- * key; dependencies only point backwards, so the graph cannot deadlock, and by transitivity calls sharing a key
- * run in model order. Calls with no unfinished dependency join a ready list; `pump` starts ready calls while fewer
- * than `maxParallel` run (a call waiting for a key is not in the list, so it holds no slot).
+ * The plan ({@link scan}): a batch is scanned once, synchronously, before anything waits. Each call is looked up,
+ * its arguments checked and its resource keys computed; a call whose keys overlap earlier calls' keys depends on
+ * the latest such call per key. Dependencies only point backwards, so the graph cannot deadlock, and by
+ * transitivity calls sharing a key run in model order. `Executor.plan` is this scan, read back.
  *
- * A call runs one of two ways. A call with something around its handler (`onStart`, permission, a span when a
- * tracer is installed, a record when a recorder is) is an Effect that does all that, in a fiber of its own. A
- * "bare" call (none of those) has its handler function called in the pump's stack: when it answers with a value
- * (`Effect.succeed`, `Effect.fail` and `Effect.void` are `Exit`s) the call is finished there, with no fiber and no
- * scheduling; any other effect runs in a fiber forked with the call context already set. Either way a fiber is
- * started from the batch's runtime and observed: its completion (however it ended) emits `Finished`, releases its
- * dependents and pumps again, synchronously, so the scheduling needs no fiber of its own, and one that never
- * suspends has finished when `runFork` returns. Closing the batch's scope interrupts the running calls and waits
- * for them, so every finalizer has run when the stream ends or `run` returns.
+ * The running batch ({@link Batch}): calls with no unfinished dependency join a ready list; `pump` starts ready
+ * calls while fewer than `maxParallel` run (a call waiting for a key is not in the list, so it holds no slot). A
+ * call runs one of two ways. One with something around its handler (see `Call.isBare`) runs the whole pipeline of
+ * `call.ts` in a fiber of its own. A "bare" one has its handler function called in the pump's stack: when it
+ * answers with a value (`Effect.succeed`, `Effect.fail` and `Effect.void` are `Exit`s) the call is finished there,
+ * with no fiber and no scheduling; any other effect runs in a fiber forked with the call context already set.
+ * Either way a fiber is started from the batch's runtime and observed: its completion (however it ended) finishes
+ * the call, releases its dependents and pumps again, synchronously, so the scheduling needs no fiber of its own,
+ * and one that never suspends has finished when `runFork` returns. Closing the batch's scope interrupts the
+ * running calls and waits for them, so every finalizer has run when the stream ends or `run` returns.
  *
  * A call's state lives in arrays indexed by its place in the batch (a few bytes per call, no object per call), and
  * its decoded parameters are dropped once it is done.
  *
- * Events go to one plain buffer, which the consumer's stream takes whole on each pull. When the consumer falls
- * `EVENT_BUFFER` events behind, no new call starts and `Tool.progress` waits, so events are never buffered without
- * bound; `Finished` is never dropped. Progress that lands after its call's `Finished` is dropped on the consumer
- * side, where the order is already fixed.
+ * Delivery ({@link Observer}): the batch tells an observer what happens. `stream`/`start` give an
+ * {@link EventBuffer}: one plain buffer, which the consumer's stream takes whole on each pull; when the consumer
+ * falls `EVENT_BUFFER` events behind, no new call starts and `Tool.progress` waits, so events are never buffered
+ * without bound, and `Finished` is never dropped. `run` gives a {@link Collector}, which keeps each outcome in its
+ * place and nothing else. Progress reported after its call's `Finished` is dropped by the batch, before any
+ * observer sees it.
  *
  * @internal
  */
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,68 +39,25 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type * as FiberId from "effect/FiberId"
 import * as FiberRefs from "effect/FiberRefs"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricKey from "effect/MetricKey"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
-import { Recorder as RecorderTag } from "../Recorder.js"
+import type * as Executor from "../Executor.js"
 import type * as Tool from "../Tool.js"
 import { KernelId } from "../Tool.js"
-import type { ToolError } from "../ToolError.js"
-import { isToolError, ToolFailure, ToolNotFound } from "../ToolError.js"
+import { ToolNotFound } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
-import type { ToolResult } from "../ToolResult.js"
+import * as Call from "./call.js"
 import type { Progress } from "./context.js"
-import { currentCall, nativeTracer } from "./context.js"
+import { currentCall } from "./context.js"
 import type { Kernel } from "./tool.js"
 import * as Internal from "./tool.js"
 
-export interface ToolCall {
-  readonly id: string
-  readonly name: string
-  readonly arguments: unknown
-}
+export type { Outcome, ToolCall } from "../Executor.js"
 
-export type Outcome = Either.Either<ToolResult, ToolError>
-
-export interface Started {
-  readonly _tag: "Started"
-  readonly index: number
-  readonly call: ToolCall
-}
-
-export interface ProgressEvent {
-  readonly _tag: "Progress"
-  readonly index: number
-  readonly call: ToolCall
-  readonly progress: Progress
-}
-
-export interface Finished {
-  readonly _tag: "Finished"
-  readonly index: number
-  readonly call: ToolCall
-  readonly outcome: Outcome
-  readonly durationMillis: number
-}
-
-export type ToolEvent = Started | ProgressEvent | Finished
-
-export interface Options<RS = never> {
-  readonly maxParallel?: number | undefined
-  readonly sequential?: boolean | undefined
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly onStart?: ((call: ToolCall) => Effect.Effect<void, unknown, RS>) | undefined
-}
-
-export interface Handle {
-  readonly events: Stream.Stream<ToolEvent>
-  readonly cancel: (callId: string) => Effect.Effect<void>
-}
+type Outcome = Executor.Outcome
+type ToolCall = Executor.ToolCall
 
 export const DEFAULT_MAX_PARALLEL = 8
 
@@ -108,527 +65,579 @@ export const DEFAULT_MAX_PARALLEL = 8
 export const EVENT_BUFFER = 1024
 
 // ---------------------------------------------------------------------------------------------------------------
-// metrics
+// the plan
 // ---------------------------------------------------------------------------------------------------------------
 
-const callsTotal = MetricKey.counter("agent_tools_calls_total", {
-  description: "Tool calls finished, by tool and outcome",
-  incremental: true
-})
-const callDuration = MetricKey.histogram(
-  "agent_tools_call_duration_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
-  "How long a tool call's handler ran, in milliseconds"
-)
-const resourceWait = MetricKey.histogram(
-  "agent_tools_resource_wait_ms",
-  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
-  "How long a tool call waited for its resource keys, in milliseconds"
-)
+/** A batch scanned: what each call is and what it waits for, in arrays indexed by the call's place. */
+export interface Scan {
+  /** The batch runs one call at a time, in order: one chain. */
+  readonly sequential: boolean
+  /** The call's tool; undefined for a call that never gets past its checks. */
+  readonly kernels: Array<Kernel | undefined>
+  /** Decoded parameters of the calls that run. */
+  readonly params: Array<unknown>
+  /** The outcome of a call that never runs (an unknown tool, invalid arguments). */
+  readonly refused: Array<Outcome | undefined>
+  /** Resource keys of the calls that run; only when asked for. */
+  readonly keys: Array<ReadonlyArray<string>> | undefined
+  /** Predecessors not yet finished: the count of each call's `waitsFor`. */
+  readonly pending: Uint32Array
+  /** The calls waiting for each call, ascending: the reverse of `waitsFor`. */
+  readonly dependents: Array<Array<number> | undefined>
+}
 
-const outcomeTag = (outcome: Outcome): string => (Either.isRight(outcome) ? "Success" : outcome.left._tag)
+const emptyKeys: ReadonlyArray<string> = []
 
-interface ToolMetrics {
-  readonly calls: Map<string, Metric.Metric.Counter<number>>
-  readonly duration: Metric.Metric.Histogram<number>
-  readonly wait: Metric.Metric.Histogram<number>
+/**
+ * Looks up, checks and computes the keys of every call, and the dependencies they make; never waits. Per key, each
+ * call waits for the latest earlier call naming it; dependencies only point backwards, so no deadlock. A
+ * sequential batch (a `sequential` tool in it, or `sequential` asked for) is one chain in model order instead.
+ */
+export const scan = (
+  toolkit: Toolkit.Toolkit<Tool.Any>,
+  calls: ReadonlyArray<ToolCall>,
+  sequentialAsked: boolean,
+  keepKeys: boolean
+): Scan => {
+  const n = calls.length
+  const kernels: Array<Kernel | undefined> = new Array(n)
+  const params: Array<unknown> = new Array(n)
+  const refused: Array<Outcome | undefined> = new Array(n)
+  const keys: Array<ReadonlyArray<string>> | undefined = keepKeys ? new Array(n) : undefined
+  const pending = new Uint32Array(n)
+  const dependents: Array<Array<number> | undefined> = new Array(n)
+  /** Call `i` waits for the earlier call `before`. */
+  const depend = (i: number, before: number): void => {
+    const waiting = dependents[before] ??= []
+    // several keys may name the same predecessor: count it once
+    if (waiting[waiting.length - 1] === i) return
+    waiting.push(i)
+    pending[i]++
+  }
+  let sequential = sequentialAsked
+  let available: ReadonlyArray<string> | undefined
+  const lastByKey = new Map<string, number>()
+  for (let i = 0; i < n; i++) {
+    const call = calls[i]
+    const tool = toolkit.byName.get(call.name)
+    if (tool === undefined) {
+      available ??= toolkit.tools.map((t) => t.name)
+      refused[i] = Either.left(Internal.makeError(ToolNotFound, { tool: call.name, available }))
+      continue
+    }
+    if (tool.sequential) sequential = true
+    const kernel = tool[KernelId]
+    const checked = Internal.prepare(kernel, call.arguments)
+    if (Either.isLeft(checked)) {
+      refused[i] = checked as unknown as Outcome
+      continue
+    }
+    const keysOfCall = Internal.resourcesOf(kernel, checked.right)
+    if (Either.isLeft(keysOfCall)) {
+      refused[i] = keysOfCall as unknown as Outcome
+      continue
+    }
+    kernels[i] = kernel
+    params[i] = checked.right
+    if (keys !== undefined) keys[i] = keysOfCall.right.length === 0 ? emptyKeys : keysOfCall.right
+    for (const key of keysOfCall.right) {
+      const previous = lastByKey.get(key)
+      lastByKey.set(key, i)
+      if (previous !== undefined) depend(i, previous)
+    }
+  }
+  if (sequential) {
+    pending.fill(0)
+    dependents.fill(undefined)
+    let previous = -1
+    for (let i = 0; i < n; i++) {
+      if (kernels[i] === undefined) continue
+      if (previous >= 0) depend(i, previous)
+      previous = i
+    }
+  }
+  return { sequential, kernels, params, refused, keys, pending, dependents }
+}
+
+/** `Executor.plan`: the scan, read back as each call's predecessors. */
+export const plan = (
+  toolkit: Toolkit.Toolkit<Tool.Any>,
+  calls: ReadonlyArray<ToolCall>,
+  sequential: boolean
+): Executor.Plan => {
+  const scanned = scan(toolkit, calls, sequential, true)
+  const waitsFor: Array<Array<number>> = calls.map(() => [])
+  // dependents are found in index order, so each call's predecessors come out ascending
+  for (let i = 0; i < calls.length; i++) {
+    for (const d of scanned.dependents[i] ?? []) waitsFor[d].push(i)
+  }
+  return {
+    sequential: scanned.sequential,
+    calls: calls.map((call, index) => {
+      const refused = scanned.refused[index]
+      return {
+        index,
+        call,
+        waitsFor: waitsFor[index],
+        keys: scanned.keys![index] ?? emptyKeys,
+        refused: refused !== undefined && Either.isLeft(refused) ? refused.left : undefined
+      }
+    })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// delivery
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What a batch tells about its calls, as they happen. */
+interface Observer {
+  /** Whether events may be produced now: while false, no call starts and `Tool.progress` waits for {@link room}. */
+  readonly hasRoom: () => boolean
+  /** Waits until {@link hasRoom}; undefined when there is always room (nothing waits, nothing is made). */
+  readonly room: Effect.Effect<void> | undefined
+  readonly started: (index: number) => void
+  readonly progress: (index: number, progress: Progress) => void
+  readonly finished: (index: number, outcome: Outcome, durationMillis: number) => void
+}
+
+const endOfStream: Effect.Effect<never, Option.Option<never>> = Effect.fail(Option.none())
+
+/**
+ * Events for `stream` and `start`: a plain buffer the consumer takes whole, waking it when it was waiting, and
+ * holding the batch back while the consumer is `EVENT_BUFFER` events behind.
+ */
+class EventBuffer implements Observer {
+  private readonly calls: ReadonlyArray<ToolCall>
+  private buffer: Array<Executor.ToolEvent> = []
+  private finishedCount = 0
+  private wakeConsumer: (() => void) | undefined = undefined
+  private readonly waitingForRoom: Array<() => void> = []
+  /** Set by the batch: start what was held back once there is room again. */
+  resume: () => void = () => {}
+  /** The events, ending after the last `Finished`. */
+  readonly events: Stream.Stream<Executor.ToolEvent>
+
+  constructor(calls: ReadonlyArray<ToolCall>) {
+    this.calls = calls
+    this.events = calls.length === 0 ? Stream.empty : Stream.repeatEffectChunkOption(this.pull)
+  }
+
+  readonly hasRoom = (): boolean => this.buffer.length < EVENT_BUFFER
+
+  readonly room: Effect.Effect<void> = Effect.async<void>((resume) => {
+    if (this.hasRoom()) return resume(Effect.void)
+    const wake = () => resume(Effect.void)
+    this.waitingForRoom.push(wake)
+    return Effect.sync(() => {
+      const at = this.waitingForRoom.indexOf(wake)
+      if (at >= 0) this.waitingForRoom.splice(at, 1)
+    })
+  })
+
+  readonly started = (index: number): void => {
+    this.push({ _tag: "Started", index, call: this.calls[index] })
+  }
+
+  readonly progress = (index: number, progress: Progress): void => {
+    this.push({ _tag: "Progress", index, call: this.calls[index], progress })
+  }
+
+  readonly finished = (index: number, outcome: Outcome, durationMillis: number): void => {
+    this.finishedCount++
+    this.push({ _tag: "Finished", index, call: this.calls[index], outcome, durationMillis })
+  }
+
+  private push(event: Executor.ToolEvent): void {
+    this.buffer.push(event)
+    const wake = this.wakeConsumer
+    if (wake !== undefined) {
+      this.wakeConsumer = undefined
+      wake()
+    }
+  }
+
+  private readonly waitForEvents: Effect.Effect<void> = Effect.async<void>((resume) => {
+    if (this.buffer.length > 0) return resume(Effect.void)
+    this.wakeConsumer = () => resume(Effect.void)
+    return Effect.sync(() => {
+      this.wakeConsumer = undefined
+    })
+  })
+
+  /** Everything buffered, at once; then wakes progress reporters and lets the batch start what it held back. */
+  private take(): Chunk.Chunk<Executor.ToolEvent> {
+    const taken = this.buffer
+    this.buffer = []
+    if (this.hasRoom()) {
+      const wake = this.waitingForRoom.splice(0, this.waitingForRoom.length)
+      for (const f of wake) f()
+      this.resume()
+    }
+    return Chunk.unsafeFromArray(taken)
+  }
+
+  private readonly pull: Effect.Effect<Chunk.Chunk<Executor.ToolEvent>, Option.Option<never>> = Effect.suspend(() => {
+    if (this.buffer.length > 0) return Effect.succeed(this.take())
+    // nothing comes after the last Finished (the batch drops late progress)
+    if (this.finishedCount === this.calls.length) return endOfStream
+    return Effect.zipRight(this.waitForEvents, this.pull)
+  })
 }
 
 /**
- * Metrics per tool, with the tags in the key and made once: `Metric.tagged` builds a new key on every update,
- * which costs more than a no-op call.
+ * Outcomes for `run`: each `Finished`'s outcome in its place, and the waiter woken when the last is in. No event
+ * is made or kept, so the batch needs no stream (whose machinery, woken once per finished call when calls end one
+ * at a time, costs more than the call), and nothing waits for a consumer.
  */
-const metricsByTool = new Map<string, ToolMetrics>()
+class Collector implements Observer {
+  private readonly n: number
+  private readonly outcomes: Array<Outcome>
+  private finishedCount = 0
+  private wake: (() => void) | undefined = undefined
 
-const metricsFor = (tool: string): ToolMetrics => {
-  let metrics = metricsByTool.get(tool)
-  if (metrics === undefined) {
-    metrics = {
-      calls: new Map(),
-      duration: Metric.fromMetricKey(MetricKey.tagged(callDuration, "tool", tool)),
-      wait: Metric.fromMetricKey(MetricKey.tagged(resourceWait, "tool", tool))
-    }
-    metricsByTool.set(tool, metrics)
+  constructor(n: number) {
+    this.n = n
+    this.outcomes = new Array(n)
   }
-  return metrics
-}
 
-const noTags: ReadonlyArray<never> = []
+  readonly hasRoom = (): boolean => true
+  readonly room = undefined
+  readonly started = (): void => {}
+  readonly progress = (): void => {}
 
-/** The tag for calls naming no tool: a model's made-up names must not each become a metric key. */
-const UNKNOWN_TOOL = "(unknown)"
-
-const countOutcome = (tool: string, outcome: Outcome): void => {
-  if (Either.isLeft(outcome) && outcome.left._tag === "ToolNotFound") tool = UNKNOWN_TOOL
-  const metrics = metricsFor(tool)
-  const tag = outcomeTag(outcome)
-  let counter = metrics.calls.get(tag)
-  if (counter === undefined) {
-    counter = Metric.fromMetricKey(MetricKey.tagged(MetricKey.tagged(callsTotal, "tool", tool), "outcome", tag))
-    metrics.calls.set(tag, counter)
+  readonly finished = (index: number, outcome: Outcome): void => {
+    this.outcomes[index] = outcome
+    if (++this.finishedCount === this.n && this.wake !== undefined) this.wake()
   }
-  counter.unsafeUpdate(1, noTags)
+
+  /** The outcomes in call order, once every call has finished. */
+  readonly all: Effect.Effect<ReadonlyArray<Outcome>> = Effect.async((resume) => {
+    if (this.finishedCount === this.n) return resume(Effect.succeed(this.outcomes))
+    this.wake = () => resume(Effect.succeed(this.outcomes))
+    return Effect.sync(() => {
+      this.wake = undefined
+    })
+  })
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// one batch
+// the running batch
 // ---------------------------------------------------------------------------------------------------------------
 
 const PENDING = 0
 const RUNNING = 1
 const DONE = 2
 
-const emptyKeys: ReadonlyArray<string> = []
+type State =
+  | { readonly _tag: "Open"; readonly running: Map<number, Fiber.RuntimeFiber<unknown, unknown>> }
+  | { readonly _tag: "Closed" }
 
-const endOfStream: Effect.Effect<never, Option.Option<never>> = Effect.fail(Option.none())
+const closed: State = { _tag: "Closed" }
 
-const noPartial = (): unknown => undefined
+/** One batch from its scan to its last `Finished`: which calls wait, run and are done, and what starts next. */
+class Batch {
+  private readonly calls: ReadonlyArray<ToolCall>
+  /** The batch's scan, used up as it runs: pending counts go down, dependents and parameters are dropped. */
+  private readonly plan: Scan
+  private readonly pipeline: Call.Pipeline
+  private readonly runFork: <A, E>(
+    effect: Effect.Effect<A, E, any>,
+    options?: Runtime.RunForkOptions
+  ) => Fiber.RuntimeFiber<A, E>
+  private readonly observer: Observer
+  private readonly batchStart: number
+  /** Handlers running at once, at most. */
+  private readonly slots: number
+  private state: State = { _tag: "Open", running: new Map() }
+  /** PENDING, RUNNING or DONE, per call. */
+  private readonly status: Uint8Array
+  /** When the call's predecessors were done (the batch's start for a call with none). */
+  private readonly readyAt: Float64Array
+  /** When its handler started, -1 until then. */
+  private readonly startedAt: Float64Array
+  /** The last `partial` progress output, kept for `ToolInterrupted`; made when the call starts in a fiber. */
+  private readonly partials: Array<{ value: unknown } | undefined>
+  /** Calls whose turn has come, in the order it came; `readyHead` is the next to start. */
+  private readonly ready: Array<number> = []
+  private readyHead = 0
+  private pumping = false
+
+  constructor(options: {
+    readonly calls: ReadonlyArray<ToolCall>
+    readonly plan: Scan
+    readonly pipeline: Call.Pipeline
+    readonly runtime: Runtime.Runtime<any>
+    readonly observer: Observer
+    readonly maxParallel: number
+    readonly batchStart: number
+  }) {
+    const { batchStart, calls, plan } = options
+    const n = calls.length
+    this.calls = calls
+    this.plan = plan
+    this.pipeline = options.pipeline
+    this.runFork = Runtime.runFork(options.runtime)
+    this.observer = options.observer
+    this.batchStart = batchStart
+    this.slots = plan.sequential ? 1 : options.maxParallel
+    this.status = new Uint8Array(n)
+    this.readyAt = new Float64Array(n).fill(batchStart)
+    this.startedAt = new Float64Array(n).fill(-1)
+    this.partials = new Array(n)
+    for (let i = 0; i < n; i++) if (plan.kernels[i] !== undefined && plan.pending[i] === 0) this.ready.push(i)
+  }
+
+  /** Finishes the calls that never run, then starts what may start. */
+  start(): void {
+    const refused = this.plan.refused
+    for (let i = 0; i < refused.length; i++) {
+      const outcome = refused[i]
+      if (outcome !== undefined) this.finish(i, outcome)
+    }
+    refused.length = 0
+    this.pump()
+  }
+
+  /** Stops starting calls, interrupts the running ones and waits for them. */
+  close(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const state = this.state
+      this.state = closed
+      return state._tag === "Closed" || state.running.size === 0
+        ? Effect.void
+        : Fiber.interruptAll([...state.running.values()])
+    })
+  }
+
+  /** Interrupts every unfinished call with that id: one waiting for its turn finishes now, a running one stops. */
+  cancel(callId: string): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const toInterrupt: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
+      for (let i = 0; i < this.calls.length; i++) {
+        if (this.calls[i].id !== callId) continue
+        if (this.status[i] === PENDING) {
+          this.finish(i, this.interrupted(i))
+        } else if (this.status[i] === RUNNING && this.state._tag === "Open") {
+          const fiber = this.state.running.get(i)
+          if (fiber !== undefined) toInterrupt.push(fiber)
+        }
+      }
+      this.pump()
+      return toInterrupt.length === 0 ? Effect.void : Fiber.interruptAll(toInterrupt)
+    })
+  }
+
+  /**
+   * Starts ready calls while there is a free slot and the observer has room. A loop, not a recursion, so a long
+   * batch of synchronous calls never deepens the stack.
+   */
+  readonly pump = (): void => {
+    const state = this.state
+    if (state._tag === "Closed" || this.pumping) return
+    this.pumping = true
+    try {
+      const ready = this.ready
+      while (state.running.size < this.slots && this.readyHead < ready.length && this.observer.hasRoom()) {
+        const i = ready[this.readyHead++]
+        if (this.status[i] === PENDING) this.launch(i, state.running)
+      }
+      if (this.readyHead === ready.length && this.readyHead > 0) {
+        ready.length = 0
+        this.readyHead = 0
+      }
+    } finally {
+      this.pumping = false
+    }
+  }
+
+  private launch(i: number, running: Map<number, Fiber.RuntimeFiber<unknown, unknown>>): void {
+    this.status[i] = RUNNING
+    const call = this.calls[i]
+    // the wait for the call's keys: from the batch's start to the moment its predecessors on them were done
+    Call.waited(call.name, this.readyAt[i] - this.batchStart)
+    const kernel = this.plan.kernels[i]!
+    if (!Call.isBare(this.pipeline, kernel)) {
+      const partial = this.partials[i] = { value: undefined }
+      const effect = Call.run(this.pipeline, kernel, call, this.plan.params[i], {
+        onProgress: this.reporter(i),
+        partial,
+        started: () => this.started(i),
+        keys: this.plan.keys?.[i]
+      })
+      return this.observe(
+        i,
+        running,
+        this.runFork(effect),
+        (exit) => Exit.isSuccess(exit) ? exit.value : Internal.classify(kernel, exit, () => partial.value)
+      )
+    }
+    // A bare call: the handler is called here, in the pump's stack. One that answers with a value (an
+    // `Effect.succeed`, `Effect.fail`) has finished: no fiber, no scheduling. One that must run starts as a fiber
+    // with its call context set from the start, and one that never suspends has finished when `runFork` returns.
+    this.started(i)
+    const handler = Call.callHandler(kernel, this.plan.params[i])
+    if (Exit.isExit(handler)) return this.finish(i, Internal.classify(kernel, handler, Call.noPartial))
+    const partial = this.partials[i] = { value: undefined }
+    const lastPartial = () => partial.value
+    const context = Call.callContext(kernel, call.id, partial, this.reporter(i))
+    const inContext = {
+      updateRefs: (refs: FiberRefs.FiberRefs, fiberId: FiberId.Runtime) =>
+        FiberRefs.updateAs(refs, { fiberId, fiberRef: currentCall, value: context })
+    }
+    const limit = kernel.timeout ?? this.pipeline.timeout
+    if (limit === undefined) {
+      return this.observe(
+        i,
+        running,
+        this.runFork(handler, inContext),
+        (exit) => Internal.classify(kernel, exit, lastPartial)
+      )
+    }
+    this.observe(i, running, this.runFork(Call.underTimeout(handler, limit), inContext), (exit) =>
+      Exit.isSuccess(exit)
+        ? Call.timedOutcome(kernel, exit.value, limit, lastPartial)
+        : Internal.classify(kernel, exit, lastPartial))
+  }
+
+  /** The handler is about to run. */
+  private started(i: number): void {
+    this.startedAt[i] = this.pipeline.clock.unsafeCurrentTimeMillis()
+    this.observer.started(i)
+  }
+
+  /** Where call `i`'s progress goes; dropped once the call has finished, so nothing follows its `Finished`. */
+  private reporter(i: number): ((progress: Progress) => Effect.Effect<void>) | undefined {
+    const room = this.observer.room
+    if (room === undefined) return undefined
+    const deliver = (progress: Progress) =>
+      Effect.sync(() => {
+        if (this.status[i] !== DONE) this.observer.progress(i, progress)
+      })
+    return (progress) => Effect.zipRight(room, deliver(progress))
+  }
+
+  /** Watches a call's fiber: when it ends, however it ends, the call finishes and the next ones may start. */
+  private observe<A>(
+    i: number,
+    running: Map<number, Fiber.RuntimeFiber<unknown, unknown>>,
+    fiber: Fiber.RuntimeFiber<A, unknown>,
+    outcomeOf: (exit: Exit.Exit<A, unknown>) => Outcome
+  ): void {
+    const exit = fiber.unsafePoll()
+    if (exit !== null) return this.settle(i, exit, outcomeOf)
+    running.set(i, fiber)
+    fiber.addObserver((exit) => {
+      running.delete(i)
+      this.settle(i, exit, outcomeOf)
+      this.pump()
+    })
+  }
+
+  private settle<A>(i: number, exit: Exit.Exit<A, unknown>, outcomeOf: (exit: Exit.Exit<A, unknown>) => Outcome) {
+    if (this.status[i] === DONE) return
+    // stopped from outside (cancel, the consumer leaving, the batch's scope closing)
+    this.finish(
+      i,
+      Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? this.interrupted(i) : outcomeOf(exit)
+    )
+  }
+
+  private interrupted(i: number): Outcome {
+    return Either.left(Internal.interruptedOutcome(this.calls[i].name, this.partials[i]?.value))
+  }
+
+  /** The call is over: its `Finished`, its metrics, and its dependents released. */
+  private finish(i: number, outcome: Outcome): void {
+    this.status[i] = DONE
+    if (this.plan.kernels[i] === undefined) {
+      // refused before it could run: no running time, nobody waiting for it, no need for the clock
+      this.observer.finished(i, outcome, 0)
+      return Call.finished(this.calls[i].name, outcome, undefined)
+    }
+    const now = this.pipeline.clock.unsafeCurrentTimeMillis()
+    const started = this.startedAt[i]
+    const durationMillis = started < 0 ? 0 : now - started
+    this.observer.finished(i, outcome, durationMillis)
+    Call.finished(this.calls[i].name, outcome, started >= 0 ? durationMillis : undefined)
+    // A call cancelled while it still waited for its turn holds its place in the chain until its own
+    // predecessors are done, so the calls after it on a key never overlap the ones before it.
+    if (this.plan.pending[i] === 0) this.release(i, now)
+  }
+
+  /** Lets a finished call's dependents go, and forgets the call (a long batch keeps no finished calls). */
+  private release(i: number, now: number): void {
+    const { dependents, params, pending } = this.plan
+    params[i] = undefined
+    this.partials[i] = undefined
+    const waiting = dependents[i]
+    if (waiting === undefined) return
+    dependents[i] = undefined
+    for (const d of waiting) {
+      if (--pending[d] !== 0) continue
+      if (this.status[d] === PENDING) {
+        this.readyAt[d] = now
+        this.ready.push(d)
+      } else {
+        this.release(d, now)
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the ways in
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Plans the batch, opens it in the current scope (closing the scope closes it) and starts it. */
+const open = <Tools extends Tool.Any, RS, O extends Observer>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  calls: ReadonlyArray<ToolCall>,
+  options: Executor.Options<RS> | undefined,
+  observer: O
+): Effect.Effect<Batch, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<RS | Tool.Requirements<Tools>>()
+    const pipeline = Call.make(
+      runtime.context as never,
+      FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices),
+      {
+        timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+        onStart: options?.onStart
+      }
+    )
+    const batchStart = pipeline.clock.unsafeCurrentTimeMillis()
+    const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
+    const scanned = scan(toolkit, calls, options?.sequential === true, pipeline.traced)
+    const batch = new Batch({ calls, plan: scanned, pipeline, runtime, observer, maxParallel, batchStart })
+    yield* Effect.addFinalizer(() => batch.close())
+    batch.start()
+    return batch
+  })
 
 export const start = <Tools extends Tool.Any, RS>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options: Options<RS> | undefined
-): Effect.Effect<Handle, never, Scope.Scope | RS | Tool.Requirements<Tools>> => begin(toolkit, calls, options, false)
+  options: Executor.Options<RS> | undefined
+): Effect.Effect<Executor.Handle, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
+  Effect.suspend(() => {
+    const events = new EventBuffer(calls)
+    return Effect.map(open(toolkit, calls, options, events), (batch): Executor.Handle => {
+      events.resume = batch.pump
+      return { events: events.events, cancel: (callId) => batch.cancel(callId) }
+    })
+  })
 
-/**
- * The batch's outcomes in call order, once every call has finished; the calls run as `start` runs them. No event is
- * kept: the outcomes are written where they belong as the calls finish, so the batch needs no stream (whose
- * machinery, woken once per finished call when calls end one at a time, costs more than the call), and nothing
- * waits for a consumer.
- */
+/** The batch's outcomes in call order, once every call has finished; the calls run as `start` runs them. */
 export const run = <Tools extends Tool.Any, RS>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options: Options<RS> | undefined
+  options: Executor.Options<RS> | undefined
 ): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> =>
-  Effect.scoped(Effect.flatMap(begin(toolkit, calls, options, true), (batch) => batch.outcomes))
-
-interface Batch extends Handle {
-  /** With `collect`: the outcomes once every call has finished. */
-  readonly outcomes: Effect.Effect<ReadonlyArray<Outcome>>
-}
-
-const begin = <Tools extends Tool.Any, RS>(
-  toolkit: Toolkit.Toolkit<Tools>,
-  calls: ReadonlyArray<ToolCall>,
-  options: Options<RS> | undefined,
-  /** Keep only the outcomes, no events: see {@link run}. */
-  collect: boolean
-): Effect.Effect<Batch, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
-  Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<RS | Tool.Requirements<Tools>>()
-    const services = FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices)
-    const clock = Context.get(services, Clock.Clock)
-    // Spans cost about as much as a no-op call: made only when a tracer other than Effect's built-in one (which
-    // exports nowhere) is installed.
-    const traced = Context.get(services, Tracer.Tracer) !== nativeTracer
-    const onStart = options?.onStart
-    // A call needs no more than its handler when nothing is asked before it runs (`onStart`, permission), nothing
-    // observes it (a span), and nothing records its result: such a call starts without an Effect around it.
-    const bare = onStart === undefined && !traced && Option.isNone(Context.getOption(runtime.context, RecorderTag))
-    const runFork = Runtime.runFork(runtime)
-    const n = calls.length
-    const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
-    const timeout = options?.timeout === undefined ? undefined : Duration.decode(options.timeout)
-    const batchStart = clock.unsafeCurrentTimeMillis()
-
-    // A call's state is spread over arrays indexed by its place in the batch, rather than an object per call: a
-    // batch of 100,000 calls then holds a few bytes per call besides its decoded parameters, and no boxed numbers.
-    const state = new Uint8Array(n)
-    /** The call's tool; undefined for a call that never got past its checks. */
-    const kernels: Array<Kernel | undefined> = new Array(n)
-    /** Decoded parameters, dropped when the call is done with them. */
-    const params: Array<unknown> = new Array(n)
-    /** Resource keys, kept for the span's attributes only. */
-    const keysOf: Array<ReadonlyArray<string>> | undefined = traced ? new Array(n) : undefined
-    /** Unfinished predecessors. */
-    const pending = new Uint32Array(n)
-    const dependents: Array<Array<number> | undefined> = new Array(n)
-    /** When the call's predecessors were done (the batch's start for a call with none). */
-    const readyAt = new Float64Array(n).fill(batchStart)
-    /** When its handler started, -1 until then. */
-    const startedAt = new Float64Array(n).fill(-1)
-    /** The last `partial` progress output, kept for `ToolInterrupted`; made when the call starts in a fiber. */
-    const partials: Array<{ value: unknown } | undefined> = new Array(n)
-    const outcomesOfInvalid: Array<Outcome | undefined> = new Array(n)
-    const running = new Map<number, Fiber.RuntimeFiber<unknown, unknown>>()
-    const ready: Array<number> = []
-    let readyHead = 0
-    let closed = false
-
-    /** Call `i` waits for the earlier call `before`. */
-    const depend = (i: number, before: number): void => {
-      const waiting = dependents[before] ??= []
-      // several keys may name the same predecessor: count it once
-      if (waiting[waiting.length - 1] === i) return
-      waiting.push(i)
-      pending[i]++
-    }
-
-    // -- scan: look up, check, compute keys and the dependencies they make; never waits. Per key, each call
-    //    waits for the latest earlier call naming it; dependencies only point backwards, so no deadlock ---------
-    let sequential = options?.sequential === true
-    let available: ReadonlyArray<string> | undefined
-    const lastByKey = new Map<string, number>()
-    for (let i = 0; i < n; i++) {
-      const call = calls[i]
-      const tool = toolkit.byName.get(call.name)
-      if (tool === undefined) {
-        available ??= toolkit.tools.map((t) => t.name)
-        const names = available
-        outcomesOfInvalid[i] = Either.left(
-          Internal.makeError(ToolNotFound, { tool: call.name, available: names })
-        )
-        continue
-      }
-      if (tool.sequential) sequential = true
-      const kernel = tool[KernelId]
-      const checked = Internal.prepare(kernel, call.arguments)
-      if (Either.isLeft(checked)) {
-        outcomesOfInvalid[i] = checked as unknown as Outcome
-        continue
-      }
-      const keys = Internal.resourcesOf(kernel, checked.right)
-      if (Either.isLeft(keys)) {
-        outcomesOfInvalid[i] = keys as unknown as Outcome
-        continue
-      }
-      kernels[i] = kernel
-      params[i] = checked.right
-      if (keysOf !== undefined) keysOf[i] = keys.right.length === 0 ? emptyKeys : keys.right
-      for (const key of keys.right) {
-        const previous = lastByKey.get(key)
-        lastByKey.set(key, i)
-        if (previous !== undefined) depend(i, previous)
-      }
-    }
-    lastByKey.clear()
-    // a sequential batch is one chain in model order instead
-    if (sequential) {
-      pending.fill(0)
-      dependents.fill(undefined)
-      let previous = -1
-      for (let i = 0; i < n; i++) {
-        if (kernels[i] === undefined) continue
-        if (previous >= 0) depend(i, previous)
-        previous = i
-      }
-    }
-    for (let i = 0; i < n; i++) if (kernels[i] !== undefined && pending[i] === 0) ready.push(i)
-    const slots = sequential ? 1 : maxParallel
-
-    // -- events: a plain buffer the consumer takes whole; it wakes the consumer when it was waiting ---------
-    let buffer: Array<ToolEvent> = []
-    let wakeConsumer: (() => void) | undefined
-    // -- or, collecting: each Finished's outcome in its place, and the waiter woken when the last is in
-    const outcomes: Array<Outcome> = collect ? new Array(n) : []
-    let finished = 0
-    let wakeCollector: (() => void) | undefined
-    const emit = collect
-      ? (event: ToolEvent): void => {
-        if (event._tag !== "Finished") return
-        outcomes[event.index] = event.outcome
-        if (++finished === n && wakeCollector !== undefined) wakeCollector()
-      }
-      : (event: ToolEvent): void => {
-        buffer.push(event)
-        if (wakeConsumer !== undefined) {
-          const wake = wakeConsumer
-          wakeConsumer = undefined
-          wake()
-        }
-      }
-
-    // -- back-pressure ----------------------------------------------------------------------------------------
-    const waitingForRoom: Array<() => void> = []
-    const roomForEvents = () => collect || buffer.length < EVENT_BUFFER
-    const waitForRoom: Effect.Effect<void> = Effect.async<void>((resume) => {
-      if (roomForEvents()) return resume(Effect.void)
-      const wake = () => resume(Effect.void)
-      waitingForRoom.push(wake)
-      return Effect.sync(() => {
-        const at = waitingForRoom.indexOf(wake)
-        if (at >= 0) waitingForRoom.splice(at, 1)
-      })
-    })
-
-    // -- finishing a call: event, metrics, release dependents -------------------------------------------------
-    const finish = (i: number, outcome: Outcome): void => {
-      state[i] = DONE
-      const now = clock.unsafeCurrentTimeMillis()
-      const started = startedAt[i]
-      const durationMillis = started < 0 ? 0 : now - started
-      emit({ _tag: "Finished", index: i, call: calls[i], outcome, durationMillis })
-      const tool = calls[i].name
-      countOutcome(tool, outcome)
-      if (kernels[i] === undefined) return
-      if (started >= 0) metricsFor(tool).duration.unsafeUpdate(durationMillis, noTags)
-      // A call cancelled while it still waited for its turn holds its place in the chain until its own
-      // predecessors are done, so the calls after it on a key never overlap the ones before it.
-      if (pending[i] === 0) release(i, now)
-    }
-
-    /** Lets a finished call's dependents go, and forgets the call (a long batch keeps no finished calls). */
-    const release = (i: number, now: number): void => {
-      params[i] = undefined
-      partials[i] = undefined
-      const waiting = dependents[i]
-      if (waiting === undefined) return
-      dependents[i] = undefined
-      for (const d of waiting) {
-        if (--pending[d] !== 0) continue
-        if (state[d] === PENDING) {
-          readyAt[d] = now
-          ready.push(d)
-        } else {
-          release(d, now)
-        }
-      }
-    }
-
-    const interrupted = (i: number): Outcome =>
-      Either.left(Internal.interruptedOutcome(kernels[i]!.name, partials[i]?.value))
-
-    const reporter = (i: number) => (progress: Progress) =>
-      Effect.zipRight(
-        waitForRoom,
-        Effect.sync(() => emit({ _tag: "Progress", index: i, call: calls[i], progress }))
-      )
-
-    // -- one call, after its turn and its slot ---------------------------------------------------------------
-
-    /** A call with permission to ask, `onStart`, a span or a record: an Effect that does all that, then runs it. */
-    const runCall = (i: number): Effect.Effect<Outcome, never, any> => {
-      const call = calls[i]
-      const kernel = kernels[i]!
-      const parameters = params[i]
-      const partial = partials[i] = { value: undefined }
-      const handler = Effect.suspend(() => {
-        startedAt[i] = clock.unsafeCurrentTimeMillis()
-        emit({ _tag: "Started", index: i, call })
-        return Internal.runHandler(kernel, call.id, parameters, { timeout, onProgress: reporter(i), partial })
-      })
-      let body: Effect.Effect<Outcome, never, any> = handler
-      if (onStart !== undefined) {
-        body = Effect.flatMap(Effect.exit(Effect.suspend(() => onStart(call))), (exit) => {
-          if (Exit.isSuccess(exit)) return handler
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
-          const failure = Cause.failureOption(exit.cause)
-          if (Option.isSome(failure) && !isToolError(failure.value)) {
-            const error = failure.value
-            return Effect.succeed(
-              Either.left(new ToolFailure({ tool: kernel.name, message: kernel.failureMessage(error), error }))
-            )
-          }
-          return Effect.succeed(Internal.classify(kernel, exit, () => undefined))
-        })
-      }
-      if (kernel.permission !== undefined) {
-        const afterPermission = body
-        body = Effect.flatMap(
-          Internal.askPermission(kernel, call.id, parameters),
-          (refused) => refused === undefined ? afterPermission : Effect.succeed(Either.left(refused))
-        )
-      }
-      const recorded = Effect.tap(body, (outcome) => Internal.recordDetails(call.id, kernel.name, outcome))
-      if (!traced) return recorded
-      return Effect.withSpan(
-        recorded.pipe(
-          Effect.tap((outcome) => Effect.annotateCurrentSpan("tool.outcome", outcomeTag(outcome))),
-          // stopped from outside (cancel, the consumer leaving): the outcome is decided after the span, say it here
-          Effect.onInterrupt(() => Effect.annotateCurrentSpan("tool.outcome", "ToolInterrupted"))
-        ),
-        "Executor.call",
-        {
-          attributes: {
-            "tool.name": kernel.name,
-            "tool.call_id": call.id,
-            "tool.resource_keys": keysOf![i].join(",")
-          },
-          // a stack trace per call costs more than the call itself; the span's name and attributes locate it
-          captureStackTrace: false
-        }
-      )
-    }
-
-    /** Watches a call's fiber: when it ends, however it ends, the call finishes and the next ones may start. */
-    const observe = <A>(
-      i: number,
-      fiber: Fiber.RuntimeFiber<A, unknown>,
-      outcomeOf: (exit: Exit.Exit<A, unknown>) => Outcome
-    ) => {
-      const exit = fiber.unsafePoll()
-      if (exit !== null) return settle(i, exit, outcomeOf)
-      running.set(i, fiber)
-      fiber.addObserver((exit) => {
-        running.delete(i)
-        settle(i, exit, outcomeOf)
-        pump()
-      })
-    }
-
-    const settle = <A>(i: number, exit: Exit.Exit<A, unknown>, outcomeOf: (exit: Exit.Exit<A, unknown>) => Outcome) => {
-      if (state[i] === DONE) return
-      // stopped from outside (cancel, the consumer leaving, the batch's scope closing)
-      finish(i, Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? interrupted(i) : outcomeOf(exit))
-    }
-
-    const launch = (i: number): void => {
-      state[i] = RUNNING
-      // the wait for the call's keys: from the batch's start to the moment its predecessors on them were done
-      metricsFor(calls[i].name).wait.unsafeUpdate(readyAt[i] - batchStart, noTags)
-      const kernel = kernels[i]!
-      if (!bare || kernel.permission !== undefined) {
-        return observe(i, runFork(runCall(i)), (exit) =>
-          Exit.isSuccess(exit) ? exit.value : Internal.classify(kernel, exit, () =>
-            partials[i]?.value))
-      }
-      // A bare call: the handler is called here, in the pump's stack. One that answers with a value (an
-      // `Effect.succeed`, `Effect.fail`) has finished: no fiber, no scheduling. One that must run starts as a fiber
-      // with its call context set from the start, and one that never suspends has finished when `runFork` returns.
-      // `pump` is a loop, not a recursion, so a long batch of synchronous calls never deepens the stack.
-      const call = calls[i]
-      startedAt[i] = clock.unsafeCurrentTimeMillis()
-      emit({ _tag: "Started", index: i, call })
-      const handler = Internal.callHandler(kernel, params[i])
-      if (Exit.isExit(handler)) {
-        return finish(i, Internal.classify(kernel, handler, noPartial))
-      }
-      const partial = partials[i] = { value: undefined }
-      const lastPartial = () =>
-        partial.value
-      const context = Internal.callContext(kernel, call.id, partial, reporter(i))
-      const inContext = {
-        updateRefs: (refs: FiberRefs.FiberRefs, fiberId: FiberId.Runtime) =>
-          FiberRefs.updateAs(refs, { fiberId, fiberRef: currentCall, value: context })
-      }
-      const limit = kernel.timeout ?? timeout
-      if (limit === undefined) {
-        return observe(i, runFork(handler, inContext), (exit) => Internal.classify(kernel, exit, lastPartial))
-      }
-      observe(i, runFork(Internal.underTimeout(handler, limit), inContext), (exit) =>
-        Exit.isSuccess(exit)
-          ? Internal.timedOutcome(kernel, exit.value, limit, lastPartial)
-          : Internal.classify(kernel, exit, lastPartial))
-    }
-
-    let pumping = false
-    /** Starts ready calls while there is a free slot and the consumer keeps up. */
-    const pump = (): void => {
-      if (closed || pumping) {
-        return
-      }
-      pumping = true
-      try {
-        while (running.size < slots && readyHead < ready.length && roomForEvents()) {
-          const i = ready[readyHead++]
-          if (state[i] === PENDING) {
-            launch(i)
-          }
-        }
-        if (readyHead === ready.length && readyHead > 0) {
-          ready.length = 0
-          readyHead = 0
-        }
-      } finally {
-        pumping = false
-      }
-    }
-
-    /** After the consumer took events: wake progress reporters and start what was held back. */
-    const consumed = (): void => {
-      if (!roomForEvents()) {
-        return
-      }
-      const wake = waitingForRoom.splice(0, waitingForRoom.length)
-      for (const f of wake) {
-        f()
-      }
-      pump()
-    }
-
-    const cancel = (callId: string): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const toInterrupt: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
-        for (let i = 0; i < n; i++) {
-          if (calls[i].id !== callId) {
-            continue
-          }
-          if (state[i] === PENDING) {
-            finish(i, interrupted(i))
-          } else if (state[i] === RUNNING) {
-            const fiber = running.get(i)
-            if (fiber !== undefined) {
-              toInterrupt.push(fiber)
-            }
-          }
-        }
-        pump()
-        return toInterrupt.length === 0 ? Effect.void : Fiber.interruptAll(toInterrupt)
-      })
-
-    // -- go ---------------------------------------------------------------------------------------------------
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        closed = true
-        return running.size === 0 ? Effect.void : Fiber.interruptAll([...running.values()])
-      })
-    )
-    for (let i = 0; i < n; i++) {
-      const outcome = outcomesOfInvalid[i]
-      if (outcome !== undefined) {
-        finish(i, outcome)
-      }
-    }
-    outcomesOfInvalid.length = 0
-    pump()
-
-    // -- the consumer's side: takes everything buffered at once, drops progress that came after its call's
-    //    Finished, and ends with the last Finished ----------------------------------------------------------
-    const seen = new Uint8Array(n)
-    let delivered = 0
-    const waitForEvents: Effect.Effect<void> = Effect.async<void>((resume) => {
-      if (buffer.length > 0) {
-        return resume(Effect.void)
-      }
-      wakeConsumer = () => resume(Effect.void)
-      return Effect.sync(() => {
-        wakeConsumer = undefined
-      })
-    })
-    const take = (): Chunk.Chunk<ToolEvent> => {
-      const taken = buffer
-      buffer = []
-      let kept = 0
-      for (let k = 0; k < taken.length; k++) {
-        const event = taken[k]
-        if (event._tag === "Finished") {
-          seen[event.index] = 1
-          delivered++
-        } else if (seen[event.index] === 1) {
-          continue
-        }
-        taken[kept++] = event
-      }
-      taken.length = kept
-      consumed()
-      return Chunk.unsafeFromArray(taken)
-    }
-    const pull: Effect.Effect<Chunk.Chunk<ToolEvent>, Option.Option<never>> = Effect.suspend(() => {
-      if (delivered === n) return endOfStream
-      if (buffer.length > 0) return Effect.succeed(take())
-      return Effect.zipRight(waitForEvents, pull)
-    })
-    const stream: Stream.Stream<ToolEvent> = n === 0 ? Stream.empty : Stream.repeatEffectChunkOption(pull)
-    const collected: Effect.Effect<ReadonlyArray<Outcome>> = Effect.async((resume) => {
-      if (finished === n) return resume(Effect.succeed(outcomes))
-      wakeCollector = () => resume(Effect.succeed(outcomes))
-      return Effect.sync(() => {
-        wakeCollector = undefined
-      })
-    })
-    return { events: stream, cancel, outcomes: collected }
-  })
+  Effect.scoped(Effect.suspend(() => {
+    const collector = new Collector(calls.length)
+    return Effect.zipRight(open(toolkit, calls, options, collector), collector.all)
+  }))
 
 export const shouldTerminate = (outcomes: ReadonlyArray<Outcome>): boolean =>
   outcomes.length > 0 && outcomes.every((o) => Either.isRight(o) && o.right.terminate)

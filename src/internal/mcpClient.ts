@@ -888,7 +888,7 @@ export const connect = (
     }
     const info = options.clientInfo
     // an Elicitor in the context is someone to ask: the client offers forms and pages to servers
-    const elicitor = yield* Effect.serviceOption(Elicitation.Elicitor)
+    const elicitor = yield* Elicit.provided
     const runtime = yield* Effect.runtime<never>()
     const capabilities: Sdk.ClientCapabilities = Option.isSome(elicitor) ? { elicitation: { form: {}, url: {} } } : {}
     const client = new Sdk.Client(

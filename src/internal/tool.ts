@@ -1,14 +1,14 @@
 /**
- * The machinery behind a tool: built once at construction (decoder, validator, JSON Schema, output encoder), then
- * one call runs as `prepare` (synchronous: parse, guard, decode) followed by `run` (permission, handler, timeout,
- * output mapping, error classification). The executor calls the two halves with its scheduling in between;
- * `Tool.execute` calls them back to back.
+ * The machinery behind a tool, built once at construction: its decoder or validator, its output mapping, its
+ * failure messages, and the classification of how a handler ended. A call is checked here (`prepare`: synchronous
+ * parse, guard and decode; `resourcesOf`) and then run by `call.ts`, the one pipeline around a handler; the
+ * schedulers put their waiting in between.
  *
  * @internal
  */
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -16,19 +16,15 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import type * as Permission from "../Permission.js"
-import { Requester } from "../Permission.js"
-import * as Recorder from "../Recorder.js"
 import type { ToolError } from "../ToolError.js"
 import {
   ArgumentProblem,
   InvalidArguments,
   isToolError,
-  PermissionDenied,
   ToolDefect,
   ToolError as ToolErrorUnion,
   ToolFailure,
   ToolInterrupted,
-  ToolTimeout,
   TypeId
 } from "../ToolError.js"
 import * as ToolResult from "../ToolResult.js"
@@ -36,8 +32,7 @@ import * as Ajv from "./ajv.js"
 import type { Problem } from "./argumentProblems.js"
 import { flatDecoder, fromIssue } from "./argumentProblems.js"
 import * as Arguments from "./arguments.js"
-import type { Annotations, CallContext, Progress } from "./context.js"
-import { currentCall } from "./context.js"
+import type { Annotations } from "./context.js"
 import type { JsonSchema } from "./jsonSchema.js"
 import { reasonOf } from "./reason.js"
 
@@ -59,6 +54,21 @@ export interface Kernel {
   /** Resource keys of a call; empty for none. */
   readonly resources: (params: unknown) => ReadonlyArray<string>
   readonly permission: Permission.Spec<unknown, any> | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the name rule
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A tool name: 1 to 64 letters, digits, `_` or `-` (what every provider accepts). */
+export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** The rule in words, for messages. */
+export const NAME_RULE = "a tool name is 1 to 64 letters, digits, \"_\" or \"-\""
+
+/** Throws for a name that breaks the rule: a programmer error, found where the tool or toolkit is made. */
+export const checkName = (name: string): void => {
+  if (!NAME_PATTERN.test(name)) throw new Error(`invalid tool name ${JSON.stringify(name)}: ${NAME_RULE}`)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -284,7 +294,8 @@ const nullToAbsent = (encoded: AST.AST): (u: unknown) => unknown => {
 // output mapping
 // ---------------------------------------------------------------------------------------------------------------
 
-const defect = (tool: string, reason: string, error: unknown): ToolError =>
+/** A defect of the call, naming the tool, with one line of reason; the thrown value stays in the `Cause`. */
+export const defect = (tool: string, reason: string, error: unknown): ToolError =>
   makeError(ToolDefect, { tool, reason, cause: Cause.die(error) })
 
 /** The result of a handler that gave nothing: one for all, as results are immutable values. */
@@ -446,185 +457,3 @@ export const classify = (
 /** A call stopped before it finished, with the last partial output it reported. */
 export const interruptedOutcome = (tool: string, partial: unknown): ToolInterrupted =>
   makeError(ToolInterrupted, { tool, ...(partial === undefined ? {} : { partial }) })
-
-/** Asks permission for a call whose tool declares it. `undefined` means go ahead. */
-export const askPermission = (
-  kernel: Kernel,
-  callId: string,
-  params: unknown
-): Effect.Effect<ToolError | undefined, never, any> => {
-  const spec = kernel.permission
-  if (spec === undefined) return Effect.succeed(undefined)
-  return Effect.flatMap(Effect.serviceOption(Requester), (requester) => {
-    if (Option.isNone(requester)) return Effect.succeed(undefined)
-    return Effect.gen(function*() {
-      let description: string
-      let path: string | undefined
-      try {
-        description = spec.describe === undefined ? `${kernel.name} (${spec.action})` : spec.describe(params)
-        path = spec.path === undefined ? undefined : spec.path(params)
-      } catch (error) {
-        return defect(kernel.name, `describing the call for permission failed: ${reasonOf(error)}`, error)
-      }
-      let preview: string | undefined
-      if (spec.preview !== undefined) {
-        const exit = yield* Effect.exit(Effect.suspend(() => spec.preview!(params)))
-        if (Exit.isFailure(exit)) {
-          const outcome = classify(kernel, exit, () => undefined)
-          return Either.isLeft(outcome) ? outcome.left : undefined
-        }
-        preview = exit.value
-      }
-      const asked = yield* Effect.exit(Effect.suspend(() =>
-        requester.value.request({
-          callId,
-          tool: kernel.name,
-          action: spec.action,
-          description,
-          path,
-          parameters: params,
-          annotations: kernel.annotations,
-          preview
-        })
-      ))
-      if (Exit.isFailure(asked)) {
-        // a requester that dies (a prompt that crashed) fails this call, never the caller: `execute` never dies
-        const died = Cause.dieOption(asked.cause)
-        if (Option.isSome(died)) {
-          const reason = `asking for permission failed: ${reasonOf(died.value)}`
-          return makeError(ToolDefect, { tool: kernel.name, reason, cause: asked.cause })
-        }
-        const outcome = classify(kernel, asked, () => undefined)
-        return Either.isLeft(outcome) ? outcome.left : undefined
-      }
-      const decision = asked.value
-      if (decision._tag === "Allow") return undefined
-      return makeError(PermissionDenied, {
-        tool: kernel.name,
-        description,
-        ...(decision.reason === undefined ? {} : { reason: decision.reason })
-      })
-    })
-  })
-}
-
-/** The context a handler runs in: what `Tool.progress` and `Tool.currentCall` read. */
-export const callContext = (
-  kernel: Kernel,
-  callId: string,
-  partial: { value: unknown },
-  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
-): CallContext => ({
-  id: callId,
-  name: kernel.name,
-  annotations: kernel.annotations,
-  report: (progress) => {
-    if (progress.partial !== undefined) partial.value = progress.partial
-    return onProgress === undefined ? Effect.void : onProgress(progress)
-  }
-})
-
-/**
- * Calls the handler function with a prepared call's parameters. What it returns may already be the outcome: an
- * `Effect.succeed`, `Effect.void` or `Effect.fail` value *is* an `Exit`, and needs no fiber to run; a function that
- * throws gives the same defect `Effect.suspend` would. A function cannot read the call context (a `FiberRef`)
- * while it builds its effect, only the effect when it runs, so calling it outside the context changes nothing.
- */
-export const callHandler = (kernel: Kernel, params: unknown): Effect.Effect<unknown, unknown, any> => {
-  try {
-    return kernel.handle(params)
-  } catch (error) {
-    return Exit.die(error)
-  }
-}
-
-/** A value no handler can produce: identity tells a timeout apart from any exit. */
-const timedOut: Exit.Exit<unknown, unknown> = Exit.die(Symbol.for("effect-agent-tools/timedOut"))
-
-/** A handler's effect under a timeout: it gives the handler's exit, or `timedOut` once the time is up. */
-export const underTimeout = (
-  handler: Effect.Effect<unknown, unknown, any>,
-  timeout: Duration.Duration
-): Effect.Effect<Exit.Exit<unknown, unknown>, never, any> =>
-  Effect.timeoutTo(Effect.exit(handler), {
-    duration: timeout,
-    onSuccess: (exit) => exit,
-    onTimeout: () => timedOut
-  })
-
-/** The outcome of a handler run {@link underTimeout}. */
-export const timedOutcome = (
-  kernel: Kernel,
-  exit: Exit.Exit<unknown, unknown>,
-  timeout: Duration.Duration,
-  partial: () => unknown
-): Either.Either<ToolResult.ToolResult, ToolError> =>
-  exit === timedOut
-    ? Either.left(makeError(ToolTimeout, { tool: kernel.name, timeout }))
-    : classify(kernel, exit, partial)
-
-/**
- * Runs a prepared call's handler in its call context, under its timeout, and classifies the outcome. Interruption
- * of the handler by itself becomes `ToolInterrupted`; interruption from outside propagates (the executor turns it
- * into the call's `ToolInterrupted` with the last partial output). A handler that answers with a value (see
- * {@link callHandler}) is classified at once, with no context to set and no timeout to race.
- */
-export const runHandler = (
-  kernel: Kernel,
-  callId: string,
-  params: unknown,
-  options: {
-    readonly timeout?: Duration.Duration | undefined
-    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
-    /** Where the last `partial` output is kept, so an interruption from outside can still report it. */
-    readonly partial?: { value: unknown } | undefined
-  }
-): Effect.Effect<Either.Either<ToolResult.ToolResult, ToolError>, never, any> =>
-  Effect.suspend(() => {
-    const handler = callHandler(kernel, params)
-    if (Exit.isExit(handler)) return Effect.succeed(classify(kernel, handler, noPartial))
-    return continueHandler(kernel, callId, handler, options)
-  })
-
-/** The rest of {@link runHandler} for a handler whose effect must run: its context, its timeout, its outcome. */
-export const continueHandler = (
-  kernel: Kernel,
-  callId: string,
-  handler: Effect.Effect<unknown, unknown, any>,
-  options: {
-    readonly timeout?: Duration.Duration | undefined
-    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
-    readonly partial?: { value: unknown } | undefined
-  }
-): Effect.Effect<Either.Either<ToolResult.ToolResult, ToolError>, never, any> => {
-  const partial = options.partial ?? { value: undefined }
-  const context = callContext(kernel, callId, partial, options.onProgress)
-  const lastPartial = () => partial.value
-  const inContext = Effect.locally(handler, currentCall, context)
-  const timeout = kernel.timeout ?? options.timeout
-  if (timeout === undefined) {
-    return Effect.map(Effect.exit(inContext), (exit) => classify(kernel, exit, lastPartial))
-  }
-  return Effect.map(underTimeout(inContext, timeout), (exit) => timedOutcome(kernel, exit, timeout, lastPartial))
-}
-
-const noPartial = (): unknown => undefined
-
-/**
- * Records a successful result's recordable `details` once more as the call ends (phase `"end"`). The side effect
- * has happened: a record that cannot be written is logged, and the call stays a success the model will not retry.
- */
-export const recordDetails = (
-  callId: string,
-  tool: string,
-  outcome: Either.Either<ToolResult.ToolResult, ToolError>
-): Effect.Effect<void> => {
-  if (Either.isLeft(outcome) || !Recorder.isRecordable(outcome.right.details)) return Effect.void
-  const record = outcome.right.details
-  return Effect.flatMap(Effect.serviceOption(Recorder.Recorder), (recorder) =>
-    Option.isNone(recorder)
-      ? Effect.void
-      : recorder.value.write({ callId, tool, phase: "end", record }).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`recording the result of call ${callId} failed: ${error.message}`))
-      ))
-}

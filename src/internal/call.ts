@@ -1,0 +1,519 @@
+/**
+ * Running one call, from the moment it has its turn and its slot to its outcome: the one pipeline every way of
+ * running a call goes through (the executor's batches, the long-lived scheduler under the MCP server and the stdio
+ * provider, `Tool.execute`). How calls wait for each other is the schedulers' business; what happens to one call is
+ * decided here, once.
+ *
+ * The order, fixed (DESIGN: "permission, then `onStart`, then `Started` and the handler"):
+ *
+ * 1. permission, when the tool declares it ({@link permission}): a refusal is the outcome and nothing below runs;
+ * 2. `onStart`, the executor's option ({@link withOnStart}): a failure is the outcome and the handler never runs;
+ * 3. `started`, the caller's hook: the executor's `Started` event, the moment the handler's running time starts;
+ * 4. the handler ({@link runHandler}): in its call context, under its timeout, its output mapped and its failure
+ *    classified;
+ * 5. the record ({@link recordDetails}): a result's recordable `details` written once more, phase `"end"`.
+ *
+ * All of it runs inside the span `Executor.call` when a tracer is installed. The metrics are counted by the
+ * scheduler when the call is over ({@link finished}), because calls this pipeline never sees (an unknown tool,
+ * invalid arguments, a call cancelled before its turn) count too.
+ *
+ * A call that needs none of 1, 2, the span or 5 is "bare" ({@link isBare}): its handler function can be called
+ * at once ({@link callHandler}) and an answer that is already a value needs no fiber; the schedulers take that
+ * path themselves, with the same stage 4 pieces.
+ *
+ * Where later work hooks in, so that it hooks in once:
+ * - middleware around every call (`(call, next) => Effect`): in {@link run}, wrapping `body` just inside the span,
+ *   so it sees the call before permission and its outcome after the record; a pipeline with middleware is never
+ *   bare (add it to {@link isBare}'s test, as `onStart` is);
+ * - a journal: the permission decision is {@link permission}'s answer (one place asks); the dispatch record goes
+ *   where `onStart` runs (stage 2, before the handler); the outcome where the record is written (stage 5), or in
+ *   {@link finished} for calls that never ran.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
+import type { Outcome, ToolCall } from "../Executor.js"
+import { Requester } from "../Permission.js"
+import * as Recorder from "../Recorder.js"
+import type { ToolError } from "../ToolError.js"
+import { isToolError, PermissionDenied, ToolDefect, ToolFailure, ToolTimeout } from "../ToolError.js"
+import type { CallContext, Progress } from "./context.js"
+import { currentCall, nativeTracer } from "./context.js"
+import { reasonOf } from "./reason.js"
+import type { Kernel } from "./tool.js"
+import { classify, defect, interruptedOutcome, makeError, prepare } from "./tool.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// what wraps the calls of one batch or one scheduler
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What is around every call run from one place (a batch, a scheduler, one `Tool.execute`); read once. */
+export interface Pipeline {
+  /** The timeout of calls whose tool sets none. */
+  readonly timeout: Duration.Duration | undefined
+  /** The executor's `onStart`. */
+  readonly onStart: ((call: ToolCall) => Effect.Effect<void, unknown, any>) | undefined
+  /** A tracer other than Effect's built-in one (which exports nowhere) is installed: each call is a span. */
+  readonly traced: boolean
+  /** A `Recorder` is installed: each result is looked at for details to record. */
+  readonly recording: boolean
+  /** The clock running times are read from (`TestClock` in tests). */
+  readonly clock: Clock.Clock
+}
+
+/**
+ * The pipeline for calls running with these services. Spans cost about as much as a no-op call, so they are made
+ * only when a tracer of its own is installed.
+ */
+export const make = (
+  context: Context.Context<never>,
+  defaultServices: Context.Context<DefaultServices.DefaultServices>,
+  options: {
+    readonly timeout?: Duration.Duration | undefined
+    readonly onStart?: ((call: ToolCall) => Effect.Effect<void, unknown, any>) | undefined
+  }
+): Pipeline => ({
+  timeout: options.timeout,
+  onStart: options.onStart,
+  traced: Context.get(defaultServices, Tracer.Tracer) !== nativeTracer,
+  // the default recorder records nothing: only another one makes results worth looking at
+  recording: Context.get(context, Recorder.Recorder) !== Recorder.Recorder.defaultValue(),
+  clock: Context.get(defaultServices, Clock.Clock)
+})
+
+/** {@link make} for the services of the fiber that runs it. */
+export const current = (options: {
+  readonly timeout?: Duration.Duration | undefined
+}): Effect.Effect<Pipeline> =>
+  Effect.withFiberRuntime((fiber) =>
+    Effect.succeed(make(fiber.currentContext, fiber.getFiberRef(DefaultServices.currentServices), options))
+  )
+
+/**
+ * Whether a call of this tool needs nothing around its handler: nothing to ask before it (permission, `onStart`),
+ * nothing observing it (a span), nothing recording its result. Such a call may start without an Effect around it.
+ */
+export const isBare = (pipeline: Pipeline, kernel: Kernel): boolean =>
+  kernel.permission === undefined && pipeline.onStart === undefined && !pipeline.traced && !pipeline.recording
+
+// ---------------------------------------------------------------------------------------------------------------
+// one call
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What the scheduler running a call wants to know of it. */
+export interface Hooks {
+  /** Where the call's `Tool.progress` reports go. */
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  /** Where the last `partial` progress output is kept, so an interruption from outside can still report it. */
+  readonly partial?: { value: unknown } | undefined
+  /** Stage 3: the handler is about to run. */
+  readonly started?: (() => void) | undefined
+  /** The call's resource keys, for its span. */
+  readonly keys?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * Runs a checked call (its tool found, its arguments decoded into `params`) through stages 1 to 5, in a span when
+ * traced. Never fails; interruption from outside propagates (the scheduler decides what it answers).
+ */
+export const run = (
+  pipeline: Pipeline,
+  kernel: Kernel,
+  call: ToolCall,
+  params: unknown,
+  hooks: Hooks
+): Effect.Effect<Outcome, never, any> => {
+  const options = { timeout: pipeline.timeout, onProgress: hooks.onProgress, partial: hooks.partial }
+  const started = hooks.started
+  let body: Effect.Effect<Outcome, never, any> = started === undefined
+    ? runHandler(kernel, call.id, params, options)
+    : Effect.suspend(() => {
+      started()
+      return runHandler(kernel, call.id, params, options)
+    })
+  if (pipeline.onStart !== undefined) body = withOnStart(pipeline.onStart, kernel, call, body)
+  if (kernel.permission !== undefined) {
+    const allowed = body
+    body = Effect.flatMap(
+      permission(kernel, call.id, params),
+      (refused) => refused === undefined ? allowed : Effect.succeed(Either.left(refused))
+    )
+  }
+  if (pipeline.recording) body = Effect.tap(body, (outcome) => recordDetails(call.id, kernel.name, outcome))
+  // the seam for middleware around every call: wrapping `body` here, it sees the call before permission is asked and
+  // its outcome after the record, inside the call's span
+  return pipeline.traced ? inSpan(body, kernel.name, call.id, hooks.keys ?? noKeys) : body
+}
+
+const noKeys: ReadonlyArray<string> = []
+
+/** Stage 2: `onStart` first; its failure is the call's outcome (a `ToolError` as is, anything else a failure). */
+const withOnStart = (
+  onStart: (call: ToolCall) => Effect.Effect<void, unknown, any>,
+  kernel: Kernel,
+  call: ToolCall,
+  handler: Effect.Effect<Outcome, never, any>
+): Effect.Effect<Outcome, never, any> =>
+  Effect.flatMap(Effect.exit(Effect.suspend(() => onStart(call))), (exit) => {
+    if (Exit.isSuccess(exit)) return handler
+    if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isSome(failure) && !isToolError(failure.value)) {
+      const error = failure.value
+      return Effect.succeed(
+        Either.left(new ToolFailure({ tool: kernel.name, message: kernel.failureMessage(error), error }))
+      )
+    }
+    return Effect.succeed(classify(kernel, exit, noPartial))
+  })
+
+const outcomeTag = (outcome: Outcome): string => (Either.isRight(outcome) ? "Success" : outcome.left._tag)
+
+const inSpan = (
+  body: Effect.Effect<Outcome, never, any>,
+  tool: string,
+  callId: string,
+  keys: ReadonlyArray<string>
+): Effect.Effect<Outcome, never, any> =>
+  Effect.withSpan(
+    body.pipe(
+      Effect.tap((outcome) => Effect.annotateCurrentSpan("tool.outcome", outcomeTag(outcome))),
+      // stopped from outside (cancel, the consumer leaving): the outcome is decided after the span, say it here
+      Effect.onInterrupt(() => Effect.annotateCurrentSpan("tool.outcome", "ToolInterrupted"))
+    ),
+    "Executor.call",
+    {
+      attributes: { "tool.name": tool, "tool.call_id": callId, "tool.resource_keys": keys.join(",") },
+      // a stack trace per call costs more than the call itself; the span's name and attributes locate it
+      captureStackTrace: false
+    }
+  )
+
+/** When a call's handler started, once it has (-1 before): for its running time. */
+export interface Timing {
+  startedAt: number
+}
+
+/** A {@link Timing} to pass as `started`: the handler starts now. */
+export const startTiming = (pipeline: Pipeline, timing: Timing) => (): void => {
+  timing.startedAt = pipeline.clock.unsafeCurrentTimeMillis()
+}
+
+/**
+ * `self`, a call, counted in the metrics once it is over, however it ends: its outcome, or `ToolInterrupted` when
+ * it was interrupted (waiting or running). For the schedulers that hand interruption to their caller; the executor
+ * counts in its own `finish`, which every call reaches.
+ */
+export const counted = (
+  pipeline: Pipeline,
+  tool: string,
+  timing: Timing,
+  self: Effect.Effect<Outcome, never, any>
+): Effect.Effect<Outcome, never, any> =>
+  Effect.onExit(self, (exit) =>
+    Effect.sync(() =>
+      finished(
+        tool,
+        Exit.isSuccess(exit) ? exit.value : Either.left(interruptedOutcome(tool, undefined)),
+        timing.startedAt < 0 ? undefined : pipeline.clock.unsafeCurrentTimeMillis() - timing.startedAt
+      )
+    ))
+
+/**
+ * One call on its own, as `Tool.execute` runs it: checked, run through the pipeline with the services of the fiber
+ * running it, and counted. Never fails; interruption propagates.
+ */
+export const execute = (
+  kernel: Kernel,
+  call: ToolCall,
+  options: {
+    readonly timeout?: Duration.Duration | undefined
+    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  }
+): Effect.Effect<Outcome, never, any> =>
+  Effect.withFiberRuntime((fiber) => {
+    const checked = prepare(kernel, call.arguments)
+    if (Either.isLeft(checked)) {
+      const refused: Outcome = Either.left(checked.left)
+      finished(kernel.name, refused, undefined)
+      return Effect.succeed(refused)
+    }
+    const pipeline = make(fiber.currentContext, fiber.getFiberRef(DefaultServices.currentServices), options)
+    const timing: Timing = { startedAt: -1 }
+    const body = run(pipeline, kernel, call, checked.right, {
+      onProgress: options.onProgress,
+      started: startTiming(pipeline, timing)
+    })
+    return counted(pipeline, kernel.name, timing, body)
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// stage 1: permission
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Asks permission for a call whose tool declares it. `undefined` means go ahead. */
+export const permission = (
+  kernel: Kernel,
+  callId: string,
+  params: unknown
+): Effect.Effect<ToolError | undefined, never, any> => {
+  const spec = kernel.permission
+  if (spec === undefined) return Effect.succeed(undefined)
+  return Effect.flatMap(Requester, (requester) => {
+    // the default requester allows everything: nothing to describe, no preview to compute
+    if (requester === Requester.defaultValue()) return Effect.succeed(undefined)
+    return Effect.gen(function*() {
+      let description: string
+      let path: string | undefined
+      try {
+        description = spec.describe === undefined ? `${kernel.name} (${spec.action})` : spec.describe(params)
+        path = spec.path === undefined ? undefined : spec.path(params)
+      } catch (error) {
+        return defect(kernel.name, `describing the call for permission failed: ${reasonOf(error)}`, error)
+      }
+      let preview: string | undefined
+      if (spec.preview !== undefined) {
+        const exit = yield* Effect.exit(Effect.suspend(() => spec.preview!(params)))
+        if (Exit.isFailure(exit)) {
+          const outcome = classify(kernel, exit, noPartial)
+          return Either.isLeft(outcome) ? outcome.left : undefined
+        }
+        preview = exit.value
+      }
+      const asked = yield* Effect.exit(Effect.suspend(() =>
+        requester.request({
+          callId,
+          tool: kernel.name,
+          action: spec.action,
+          description,
+          path,
+          parameters: params,
+          annotations: kernel.annotations,
+          preview
+        })
+      ))
+      if (Exit.isFailure(asked)) {
+        // a requester that dies (a prompt that crashed) fails this call, never the caller: `execute` never dies
+        const died = Cause.dieOption(asked.cause)
+        if (Option.isSome(died)) {
+          const reason = `asking for permission failed: ${reasonOf(died.value)}`
+          return makeError(ToolDefect, { tool: kernel.name, reason, cause: asked.cause })
+        }
+        const outcome = classify(kernel, asked, noPartial)
+        return Either.isLeft(outcome) ? outcome.left : undefined
+      }
+      const decision = asked.value
+      if (decision._tag === "Allow") return undefined
+      return makeError(PermissionDenied, {
+        tool: kernel.name,
+        description,
+        ...(decision.reason === undefined ? {} : { reason: decision.reason })
+      })
+    })
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// stage 4: the handler
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The context a handler runs in: what `Tool.progress` and `Tool.currentCall` read. */
+export const callContext = (
+  kernel: Kernel,
+  callId: string,
+  partial: { value: unknown },
+  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+): CallContext => ({
+  id: callId,
+  name: kernel.name,
+  annotations: kernel.annotations,
+  report: (progress) => {
+    if (progress.partial !== undefined) partial.value = progress.partial
+    return onProgress === undefined ? Effect.void : onProgress(progress)
+  }
+})
+
+/**
+ * Calls the handler function with a checked call's parameters. What it returns may already be the outcome: an
+ * `Effect.succeed`, `Effect.void` or `Effect.fail` value *is* an `Exit`, and needs no fiber to run; a function that
+ * throws gives the same defect `Effect.suspend` would. A function cannot read the call context (a `FiberRef`)
+ * while it builds its effect, only the effect when it runs, so calling it outside the context changes nothing.
+ */
+export const callHandler = (kernel: Kernel, params: unknown): Effect.Effect<unknown, unknown, any> => {
+  try {
+    return kernel.handle(params)
+  } catch (error) {
+    return Exit.die(error)
+  }
+}
+
+/** A value no handler can produce: identity tells a timeout apart from any exit. */
+const timedOut: Exit.Exit<unknown, unknown> = Exit.die(Symbol.for("effect-agent-tools/timedOut"))
+
+/** A handler's effect under a timeout: it gives the handler's exit, or `timedOut` once the time is up. */
+export const underTimeout = (
+  handler: Effect.Effect<unknown, unknown, any>,
+  timeout: Duration.Duration
+): Effect.Effect<Exit.Exit<unknown, unknown>, never, any> =>
+  Effect.timeoutTo(Effect.exit(handler), {
+    duration: timeout,
+    onSuccess: (exit) => exit,
+    onTimeout: () => timedOut
+  })
+
+/** The outcome of a handler run {@link underTimeout}. */
+export const timedOutcome = (
+  kernel: Kernel,
+  exit: Exit.Exit<unknown, unknown>,
+  timeout: Duration.Duration,
+  partial: () => unknown
+): Outcome =>
+  exit === timedOut
+    ? Either.left(makeError(ToolTimeout, { tool: kernel.name, timeout }))
+    : classify(kernel, exit, partial)
+
+interface HandlerOptions {
+  readonly timeout?: Duration.Duration | undefined
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  /** Where the last `partial` output is kept, so an interruption from outside can still report it. */
+  readonly partial?: { value: unknown } | undefined
+}
+
+/**
+ * Runs a checked call's handler in its call context, under its timeout (the tool's, else `options.timeout`), and
+ * classifies the outcome. Interruption of the handler by itself becomes `ToolInterrupted`; interruption from
+ * outside propagates (the executor turns it into the call's `ToolInterrupted` with the last partial output). A
+ * handler that answers with a value (see {@link callHandler}) is classified at once, with no context to set and no
+ * timeout to race.
+ */
+export const runHandler = (
+  kernel: Kernel,
+  callId: string,
+  params: unknown,
+  options: HandlerOptions
+): Effect.Effect<Outcome, never, any> =>
+  Effect.suspend(() => {
+    const handler = callHandler(kernel, params)
+    if (Exit.isExit(handler)) return Effect.succeed(classify(kernel, handler, noPartial))
+    return continueHandler(kernel, callId, handler, options)
+  })
+
+/** The rest of {@link runHandler} for a handler whose effect must run: its context, its timeout, its outcome. */
+export const continueHandler = (
+  kernel: Kernel,
+  callId: string,
+  handler: Effect.Effect<unknown, unknown, any>,
+  options: HandlerOptions
+): Effect.Effect<Outcome, never, any> => {
+  const partial = options.partial ?? { value: undefined }
+  const context = callContext(kernel, callId, partial, options.onProgress)
+  const lastPartial = () => partial.value
+  const inContext = Effect.locally(handler, currentCall, context)
+  const timeout = kernel.timeout ?? options.timeout
+  if (timeout === undefined) {
+    return Effect.map(Effect.exit(inContext), (exit) => classify(kernel, exit, lastPartial))
+  }
+  return Effect.map(underTimeout(inContext, timeout), (exit) => timedOutcome(kernel, exit, timeout, lastPartial))
+}
+
+export const noPartial = (): unknown => undefined
+
+// ---------------------------------------------------------------------------------------------------------------
+// stage 5: the record
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Records a successful result's recordable `details` once more as the call ends (phase `"end"`). The side effect
+ * has happened: a record that cannot be written is logged, and the call stays a success the model will not retry.
+ */
+export const recordDetails = (callId: string, tool: string, outcome: Outcome): Effect.Effect<void> => {
+  if (Either.isLeft(outcome) || !Recorder.isRecordable(outcome.right.details)) return Effect.void
+  const record = outcome.right.details
+  return Effect.flatMap(Recorder.Recorder, (recorder) =>
+    recorder.write({ callId, tool, phase: "end", record }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`recording the result of call ${callId} failed: ${error.message}`))
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// metrics
+// ---------------------------------------------------------------------------------------------------------------
+
+const callsTotal = MetricKey.counter("agent_tools_calls_total", {
+  description: "Tool calls finished, by tool and outcome",
+  incremental: true
+})
+const callDuration = MetricKey.histogram(
+  "agent_tools_call_duration_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
+  "How long a tool call's handler ran, in milliseconds"
+)
+const resourceWait = MetricKey.histogram(
+  "agent_tools_resource_wait_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 16 }),
+  "How long a tool call waited for its resource keys, in milliseconds"
+)
+
+interface ToolMetrics {
+  readonly calls: Map<string, Metric.Metric.Counter<number>>
+  readonly duration: Metric.Metric.Histogram<number>
+  readonly wait: Metric.Metric.Histogram<number>
+}
+
+/**
+ * Metrics per tool, with the tags in the key and made once: `Metric.tagged` builds a new key on every update,
+ * which costs more than a no-op call.
+ */
+const metricsByTool = new Map<string, ToolMetrics>()
+
+const metricsFor = (tool: string): ToolMetrics => {
+  let metrics = metricsByTool.get(tool)
+  if (metrics === undefined) {
+    metrics = {
+      calls: new Map(),
+      duration: Metric.fromMetricKey(MetricKey.tagged(callDuration, "tool", tool)),
+      wait: Metric.fromMetricKey(MetricKey.tagged(resourceWait, "tool", tool))
+    }
+    metricsByTool.set(tool, metrics)
+  }
+  return metrics
+}
+
+const noTags: ReadonlyArray<never> = []
+
+/** The tag for calls naming no tool: a model's made-up names must not each become a metric key. */
+const UNKNOWN_TOOL = "(unknown)"
+
+/**
+ * Counts a call that is over, however it ended: `agent_tools_calls_total{tool, outcome}`, and, for a call whose
+ * handler ran (`durationMillis` not undefined), `agent_tools_call_duration_ms{tool}`.
+ */
+export const finished = (tool: string, outcome: Outcome, durationMillis: number | undefined): void => {
+  if (Either.isLeft(outcome) && outcome.left._tag === "ToolNotFound") tool = UNKNOWN_TOOL
+  const metrics = metricsFor(tool)
+  const tag = outcomeTag(outcome)
+  let counter = metrics.calls.get(tag)
+  if (counter === undefined) {
+    counter = Metric.fromMetricKey(MetricKey.tagged(MetricKey.tagged(callsTotal, "tool", tool), "outcome", tag))
+    metrics.calls.set(tag, counter)
+  }
+  counter.unsafeUpdate(1, noTags)
+  if (durationMillis !== undefined) metrics.duration.unsafeUpdate(durationMillis, noTags)
+}
+
+/** `agent_tools_resource_wait_ms{tool}`: how long a call that is starting waited for its resource keys. */
+export const waited = (tool: string, millis: number): void => {
+  metricsFor(tool).wait.unsafeUpdate(millis, noTags)
+}
