@@ -2,15 +2,29 @@
  * Validation of arguments against a raw JSON Schema (remote tools, `Tool.fromJsonSchema`), with the same problem
  * lines as Schema-backed tools.
  *
- * One Ajv instance per draft for the whole process: compiling is the expensive part and happens once per tool, at
- * construction; validating a call is a compiled function call.
+ * One Ajv instance per draft for the whole process, holding nothing between compilations: Ajv keys its own cache
+ * by schema object, so every tool list a client refreshes would stay compiled forever (a refreshed list is new
+ * objects with the same content). What is kept instead:
+ * - each tool owns its compiled validator, and the validator goes with the tool;
+ * - identical schemas (same draft, same canonical JSON) share one validator through a cache of at most
+ *   {@link MAX_CACHED_VALIDATORS}, least recently used dropped first, so a refresh recompiles nothing.
+ *
+ * Compiling is the expensive part (about 4 ms for a small schema, 60 times what checking it against its
+ * meta-schema costs; a fresh Ajv per schema would cost 30 ms): a tool checks its schema against the meta-schema
+ * when it is made, so a broken schema is still refused at construction, and compiles it on its first call.
+ *
+ * `pattern` and `patternProperties` run on RE2 (re2js), in time linear in the input: a remote server's
+ * `^(a+)+$` cannot freeze the host, where JavaScript's backtracking engine takes minutes. A pattern RE2 cannot
+ * compile (a lookahead, a backreference) is not checked: the server that wrote it still checks its own input.
  *
  * @internal
  */
 import type { ErrorObject, ValidateFunction } from "ajv"
+import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js"
 import { Ajv } from "ajv"
 import * as AjvFormats from "ajv-formats"
 import { Ajv2020 } from "ajv/dist/2020.js"
+import { RE2JS } from "re2js"
 import type { Problem } from "./argumentProblems.js"
 import { MAX_PROBLEMS, preview } from "./argumentProblems.js"
 import { formatPath } from "./jsonSchema.js"
@@ -19,14 +33,43 @@ type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown
 const addFormats: FormatsPlugin = (AjvFormats as unknown as { default?: FormatsPlugin }).default ??
   (AjvFormats as unknown as FormatsPlugin)
 
-const options = { allErrors: true, strict: false, validateFormats: true, addUsedSchema: false, verbose: true }
+/** Compiled validators kept for schemas made again (a refreshed tool list): at most this many. */
+export const MAX_CACHED_VALIDATORS = 512
+
+const anything: RegExpLike = { test: () => true }
+
+/**
+ * Ajv's regular expressions on RE2: JavaScript syntax translated (`\u00e9`, named groups), matched unanchored as
+ * JSON Schema says. A pattern RE2 refuses matches anything (see above).
+ */
+const linearTime: RegExpEngine = Object.assign((pattern: string): RegExpLike => {
+  try {
+    const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern))
+    return { test: (s: string) => compiled.test(s) }
+  } catch {
+    return anything
+  }
+}, { code: "re2js" })
+
+const options = {
+  allErrors: true,
+  strict: false,
+  validateFormats: true,
+  addUsedSchema: false,
+  verbose: true,
+  code: { regExp: linearTime }
+}
 
 let draft2020: Ajv2020 | undefined
 let draft07: Ajv | undefined
 
-const instanceFor = (schema: Record<string, unknown>): Ajv | Ajv2020 => {
-  const meta = typeof schema.$schema === "string" ? schema.$schema : ""
-  if (/draft-0[4-7]/.test(meta)) {
+type Draft = "07" | "2020"
+
+const draftOf = (schema: Record<string, unknown>): Draft =>
+  typeof schema.$schema === "string" && /draft-0[4-7]/.test(schema.$schema) ? "07" : "2020"
+
+const instanceFor = (draft: Draft): Ajv | Ajv2020 => {
+  if (draft === "07") {
     if (draft07 === undefined) {
       draft07 = new Ajv(options)
       addFormats(draft07)
@@ -40,19 +83,68 @@ const instanceFor = (schema: Record<string, unknown>): Ajv | Ajv2020 => {
   return draft2020
 }
 
+/** JSON with every object's keys sorted: the same text for the same schema, however its keys were ordered. */
+const canonical = (value: unknown): string => {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null"
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  const keys = Object.keys(value).sort()
+  return `{${
+    keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(",")
+  }}`
+}
+
+/** Shared validators by draft and canonical schema, in least recently used order (a `Map` keeps insertion order). */
+const shared = new Map<string, ValidateFunction>()
+
+const cached = (key: string): ValidateFunction | undefined => {
+  const found = shared.get(key)
+  if (found !== undefined) {
+    shared.delete(key)
+    shared.set(key, found)
+  }
+  return found
+}
+
+const remember = (key: string, validate: ValidateFunction): void => {
+  shared.set(key, validate)
+  if (shared.size > MAX_CACHED_VALIDATORS) shared.delete(shared.keys().next().value!)
+}
+
+/** How many validators the shared cache holds (for tests). */
+export const cachedValidators = (): number => shared.size
+
 /** A compiled validator: `undefined` for valid arguments, else the problems. */
 export type Validator = (value: unknown) => Array<Problem> | undefined
 
 /**
- * Compiles a JSON Schema into a validator. Throws when the schema itself is invalid (a programmer error at
- * construction, or a server that sent a broken schema, which the caller reports).
+ * A validator for a JSON Schema, compiled on its first use. Throws at once when the schema is not valid against
+ * its draft's meta-schema (a programmer error at construction, or a server that sent a broken schema, which the
+ * caller reports); a schema that passes that check but still cannot be compiled (a `$ref` to nothing) throws on
+ * the first call instead.
  */
 export const compile = (schema: Record<string, unknown>): Validator => {
-  const ajv = instanceFor(schema)
+  const draft = draftOf(schema)
+  const ajv = instanceFor(draft)
   // `$id` would register the schema globally and make a second tool with the same id fail to compile.
   const { $id: _id, $schema: _schema, ...rest } = schema
-  const validate: ValidateFunction = ajv.compile(rest)
-  return (value) => (validate(value) ? undefined : fromErrors(validate.errors ?? []))
+  ajv.validateSchema(rest, true)
+  let validate: ValidateFunction | undefined
+  return (value) => {
+    if (validate === undefined) {
+      const key = `${draft}:${canonical(rest)}`
+      validate = cached(key)
+      if (validate === undefined) {
+        try {
+          validate = ajv.compile(rest)
+        } finally {
+          // the tool holds its validator; Ajv must not hold it too
+          ajv.removeSchema(rest)
+        }
+        remember(key, validate)
+      }
+    }
+    return validate(value) ? undefined : fromErrors(validate.errors ?? [])
+  }
 }
 
 const pointerToPath = (pointer: string): Array<PropertyKey> =>
