@@ -674,7 +674,7 @@ describe("McpServer", () => {
         })
       }))
 
-    it.scopedLive("a line that is not JSON-RPC is skipped; unknown methods get -32601; the server goes on", () =>
+    it.scopedLive("a line that is not JSON is -32700, a batch -32600, unknown methods -32601; the server goes on", () =>
       Effect.gen(function*() {
         const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
         yield* Effect.addFinalizer(() => Effect.sync(() => stderr.mockRestore()))
@@ -689,8 +689,15 @@ describe("McpServer", () => {
         expect(yield* peer.request(9, "tools/call", { name: "upper", arguments: { text: "fine" } })).toMatchObject({
           result: { content: [{ type: "text", text: "FINE" }] }
         })
-        // nothing answered the broken lines; the reasons went to stderr
-        expect(peer.lines.map((line) => JSON.parse(line).id)).toEqual([0, 8, 9])
+        // each broken line has its answer, without an id (there is none to read), in the order they came
+        expect(peer.lines.slice(1, 3).map((line) => JSON.parse(line))).toEqual([
+          { jsonrpc: "2.0", error: { code: -32700, message: expect.stringMatching(/^Parse error: /) } },
+          {
+            jsonrpc: "2.0",
+            error: { code: -32600, message: "Invalid Request: JSON-RPC batches are not supported; send one message" }
+          }
+        ])
+        expect(peer.lines.map((line) => JSON.parse(line).id)).toEqual([0, undefined, undefined, 8, 9])
         expect(stderr.mock.calls.map(([chunk]) => String(chunk)).join("")).toContain("MCP server test-server")
       }))
 
@@ -723,7 +730,7 @@ describe("McpServer", () => {
         }))
         expect(yield* Fiber.join(peer.server)).toBeUndefined()
         expect(stderr.mock.calls.map(([chunk]) => String(chunk)).join("")).toContain(
-          "ReadBuffer exceeded maximum size of 65536 bytes"
+          "a message longer than 65536 bytes (maxMessageBytes) arrived: the connection is closed"
         )
       }))
   })

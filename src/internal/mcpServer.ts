@@ -22,7 +22,6 @@
  * @internal
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
@@ -83,6 +82,8 @@ import type * as ToolResult from "../ToolResult.js"
 import type { Progress } from "./context.js"
 import { currentCall } from "./context.js"
 import * as Elicit from "./elicitation.js"
+import * as JsonRpc from "./jsonRpc.js"
+import { LineTransport } from "./lineTransport.js"
 import * as Mcp from "./mcp.js"
 import * as Logging from "./mcpLogging.js"
 import * as Scheduler from "./scheduler.js"
@@ -637,24 +638,30 @@ export const serve = <T extends Tool.Any>(
   options: Options,
   transport: Transport
 ): Effect.Effect<void, McpServerError, Scope.Scope | Tool.Requirements<T>> =>
-  Effect.flatMap(makeCore(source, options, LogLevel.Warning), (core) => Effect.asVoid(attach(core, transport)))
+  Effect.flatMap(makeCore(source, options, LogLevel.Warning), (core) =>
+    Effect.asVoid(
+      attach(core, new Wire(transport, (reason) => core.transportError(`refused a message: ${reason}`)))
+    ))
 
 // ---------------------------------------------------------------------------------------------------------------
 // stdio
 // ---------------------------------------------------------------------------------------------------------------
 
 /**
- * A transport that knows which requests it has not answered yet, so a server whose input ended can answer every
- * request it read (tools/list as much as tools/call) before it stops. A cancelled request needs no answer.
+ * Our side of a connection's wire, around any transport: every message a client sends is checked first
+ * (`jsonRpc.check`), and one that is refused is answered there with a JSON-RPC error (a request) or logged (a
+ * notification or a response), so the SDK only ever sees messages it can serve.
  *
- * It also knows which of its own requests (a question for the user, a sampling request) the client has not
- * answered: once input has ended no answer can come, so each fails at once (and any sent later), and the call
- * waiting on it can end and be answered.
+ * It also knows which requests it has not answered yet, so a server whose input ended can answer every request it
+ * read (tools/list as much as tools/call) before it stops. A cancelled request needs no answer. And it knows which
+ * of its own requests (a question for the user, a sampling request) the client has not answered: once input has
+ * ended no answer can come, so each fails at once (and any sent later), and the call waiting on it can end and be
+ * answered.
  */
 /**
- * What a message is, by its shape: the transport has already checked it against the JSON-RPC schema. The SDK's
- * `isJSONRPCRequest` and its siblings check it again with zod, three or four times a message here, which cost more
- * than a no-op call through the server (benchmark row 4).
+ * What a message is, by its shape: it has passed our check. The SDK's `isJSONRPCRequest` and its siblings check
+ * it again with zod, three or four times a message here, which cost more than a no-op call through the server
+ * (benchmark row 4).
  */
 const isRequest = (message: JSONRPCMessage): message is JSONRPCRequest => "method" in message && "id" in message
 
@@ -665,20 +672,29 @@ const isNotification = (message: JSONRPCMessage): message is JSONRPCNotification
 const answeredId = (message: JSONRPCMessage): RequestId | undefined =>
   "method" in message ? undefined : (message as { readonly id?: RequestId }).id ?? undefined
 
-class Answering implements Transport {
+class Wire implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
   private readonly pending = new Set<RequestId>()
+  /** Refusals being written: answers too, for `allAnswered`. */
+  private refusing = 0
   private waiting: Array<() => void> = []
   /** Our requests to the client not answered yet. */
   private readonly asked = new Set<RequestId>()
   private inputEnded = false
 
-  constructor(private readonly inner: Transport) {}
+  constructor(private readonly inner: Transport, private readonly refused: (reason: string) => void) {}
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId
+  }
 
   start(): Promise<void> {
-    this.inner.onmessage = (message, extra) => {
+    this.inner.onmessage = (raw, extra) => {
+      const checked = JsonRpc.check(raw)
+      if (checked._tag === "Refused") return this.refuse(checked.refusal)
+      const message = checked.message
       if (isRequest(message)) this.pending.add(message.id)
       else if (isNotification(message)) {
         if (message.method === "notifications/cancelled") {
@@ -694,6 +710,16 @@ class Answering implements Transport {
     this.inner.onclose = () => this.onclose?.()
     this.inner.onerror = (error) => this.onerror?.(error)
     return this.inner.start()
+  }
+
+  private refuse(refusal: JsonRpc.Refusal): void {
+    this.refused(refusal.message)
+    if (refusal.id === undefined) return
+    this.refusing++
+    this.inner.send(JsonRpc.errorResponse(refusal)).catch(() => undefined).finally(() => {
+      this.refusing--
+      this.wake()
+    })
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -733,12 +759,16 @@ class Answering implements Transport {
 
   /** Resolves once every request read so far has been answered. */
   allAnswered(): Promise<void> {
-    if (this.pending.size === 0) return Promise.resolve()
+    if (this.pending.size === 0 && this.refusing === 0) return Promise.resolve()
     return new Promise((resolve) => this.waiting.push(resolve))
   }
 
   private answered(id: RequestId): void {
-    if (!this.pending.delete(id) || this.pending.size > 0) return
+    if (this.pending.delete(id)) this.wake()
+  }
+
+  private wake(): void {
+    if (this.pending.size > 0 || this.refusing > 0) return
     const waiting = this.waiting
     this.waiting = []
     for (const resolve of waiting) resolve()
@@ -782,10 +812,9 @@ export const stdio = <T extends Tool.Any>(
     const core = yield* makeCore(source, options, LogLevel.Warning)
     const input = options.stdin ?? process.stdin
     const output = options.stdout ?? process.stdout
-    const transport = new Answering(
-      new StdioServerTransport(input, output, {
-        maxBufferSize: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
-      })
+    const transport = new Wire(
+      new LineTransport(input, output, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+      (reason) => core.transportError(`refused a message: ${reason}`)
     )
     // "ended": no more input, answer what was read; "closed": the transport gave up (or stdout broke), stop now
     const stop = yield* Deferred.make<"ended" | "closed">()
