@@ -345,8 +345,7 @@ describe("McpServer.http", () => {
         expect(after.status).toBe(404)
         expect(JSON.parse(after.body)).toEqual({
           jsonrpc: "2.0",
-          error: { code: -32001, message: "Session not found" },
-          id: null
+          error: { code: -32001, message: "Session not found" }
         })
       }))
 
@@ -399,8 +398,8 @@ describe("McpServer.http", () => {
         const notRpc = yield* request(url, { headers, body: "{\"hello\": \"world\"}" })
         expect(notRpc.status).toBe(400)
         expect(JSON.parse(notRpc.body).error).toEqual({
-          code: -32700,
-          message: "Parse error: Invalid JSON-RPC message"
+          code: -32600,
+          message: "Invalid Request: \"jsonrpc\" must be \"2.0\""
         })
         const unknown = yield* post(url, { jsonrpc: "2.0", id: 3, method: "no/such/method" }, { "mcp-session-id": id })
         expect(unknown.status).toBe(200)

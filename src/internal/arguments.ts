@@ -71,7 +71,8 @@ const guard = (root: unknown, text: string | undefined): Array<Problem> | undefi
 
 /**
  * One line per number that is not finite, at its path, showing the literal the model wrote when the value was
- * parsed here (`1e400`), else the value (`Infinity`). Only built when there is one; the walk is safe to recurse
+ * parsed here (`1e400`); parsed elsewhere (an MCP message), an infinity can only have been such a literal, and reads
+ * `a number out of range (Infinity)`. Only built when there is one; the walk is safe to recurse
  * because {@link guard} has checked the depth.
  */
 const nonFiniteProblems = (root: unknown, text: string | undefined): Array<Problem> => {
@@ -82,7 +83,11 @@ const nonFiniteProblems = (root: unknown, text: string | undefined): Array<Probl
     if (typeof value === "number" && !Number.isFinite(value)) {
       const written = literals[found++]
       if (out.length >= MAX_PROBLEMS) return
-      const shown = written === undefined ? preview(value) : written.length > 40 ? cut(written) : written
+      const shown = written !== undefined
+        ? (written.length > 40 ? cut(written) : written)
+        : Number.isNaN(value)
+        ? "NaN"
+        : `a number out of range (${preview(value)})`
       out.push({ path: formatPath(path), message: `expected a finite number, got ${shown}` })
       return
     }
