@@ -2,12 +2,15 @@
  * Validation of arguments against a raw JSON Schema (remote tools, `Tool.fromJsonSchema`), with the same problem
  * lines as Schema-backed tools.
  *
- * One Ajv instance per draft for the whole process, holding nothing between compilations: Ajv keys its own cache
- * by schema object, so every tool list a client refreshes would stay compiled forever (a refreshed list is new
- * objects with the same content). What is kept instead:
+ * Ajv holds on to what it compiled: its cache is keyed by schema object (a refreshed tool list is new objects with
+ * the same content, compiled again and kept again), and its generated code reads every schema and validator from
+ * a scope that only grows. So that memory follows the tools alive, not every tool list ever seen:
  * - each tool owns its compiled validator, and the validator goes with the tool;
  * - identical schemas (same draft, same canonical JSON) share one validator through a cache of at most
- *   {@link MAX_CACHED_VALIDATORS}, least recently used dropped first, so a refresh recompiles nothing.
+ *   {@link MAX_CACHED_VALIDATORS}, least recently used dropped first, so a refresh recompiles nothing;
+ * - Ajv's cache by object is emptied after each compilation, and an instance compiles at most
+ *   {@link COMPILATIONS_PER_INSTANCE} schemas before a new one takes over, the old one going with its last
+ *   validator.
  *
  * Compiling is the expensive part (about 4 ms for a small schema, 60 times what checking it against its
  * meta-schema costs; a fresh Ajv per schema would cost 30 ms): a tool checks its schema against the meta-schema
@@ -20,10 +23,10 @@
  * @internal
  */
 import type { ErrorObject, ValidateFunction } from "ajv"
-import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js"
 import { Ajv } from "ajv"
 import * as AjvFormats from "ajv-formats"
 import { Ajv2020 } from "ajv/dist/2020.js"
+import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js"
 import { RE2JS } from "re2js"
 import type { Problem } from "./argumentProblems.js"
 import { MAX_PROBLEMS, preview } from "./argumentProblems.js"
@@ -36,19 +39,21 @@ const addFormats: FormatsPlugin = (AjvFormats as unknown as { default?: FormatsP
 /** Compiled validators kept for schemas made again (a refreshed tool list): at most this many. */
 export const MAX_CACHED_VALIDATORS = 512
 
-const anything: RegExpLike = { test: () => true }
-
 /**
  * Ajv's regular expressions on RE2: JavaScript syntax translated (`\u00e9`, named groups), matched unanchored as
- * JSON Schema says. A pattern RE2 refuses matches anything (see above).
+ * JSON Schema says. A pattern RE2 refuses matches anything (see above). Ajv tells patterns apart by `toString`
+ * (and would otherwise use the first for all): each says its own source, as a `RegExp` does.
  */
-const linearTime: RegExpEngine = Object.assign((pattern: string): RegExpLike => {
+const linearTime: RegExpEngine = Object.assign((pattern: string, flags: string): RegExpLike => {
+  const source = `/${pattern}/${flags}`
+  let test: (s: string) => boolean
   try {
     const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern))
-    return { test: (s: string) => compiled.test(s) }
+    test = (s) => compiled.test(s)
   } catch {
-    return anything
+    test = () => true
   }
+  return { test, toString: () => source }
 }, { code: "re2js" })
 
 const options = {
@@ -60,27 +65,36 @@ const options = {
   code: { regExp: linearTime }
 }
 
-let draft2020: Ajv2020 | undefined
-let draft07: Ajv | undefined
+/**
+ * How many schemas one Ajv instance compiles before the next takes over. Ajv keeps a reference to every schema
+ * and validator it ever compiled (its generated code reads them from an append-only scope), 5.7 kB each, for as
+ * long as the instance lives, whatever `removeSchema` is told: an instance is let go after this many, and is
+ * collected once the last of its validators is. A new instance costs about 30 ms (its formats, its meta-schema),
+ * a compilation about 4 ms: this is about 3% more per compilation.
+ */
+export const COMPILATIONS_PER_INSTANCE = 256
 
 type Draft = "07" | "2020"
+
+interface Generation {
+  readonly ajv: Ajv | Ajv2020
+  compiled: number
+}
+
+const generations: { [D in Draft]?: Generation } = {}
 
 const draftOf = (schema: Record<string, unknown>): Draft =>
   typeof schema.$schema === "string" && /draft-0[4-7]/.test(schema.$schema) ? "07" : "2020"
 
-const instanceFor = (draft: Draft): Ajv | Ajv2020 => {
-  if (draft === "07") {
-    if (draft07 === undefined) {
-      draft07 = new Ajv(options)
-      addFormats(draft07)
-    }
-    return draft07
-  }
-  if (draft2020 === undefined) {
-    draft2020 = new Ajv2020(options)
-    addFormats(draft2020)
-  }
-  return draft2020
+/** The instance compiling for a draft now, a new one once the last has compiled its share. */
+const generationFor = (draft: Draft): Generation => {
+  const current = generations[draft]
+  if (current !== undefined && current.compiled < COMPILATIONS_PER_INSTANCE) return current
+  const ajv = draft === "07" ? new Ajv(options) : new Ajv2020(options)
+  addFormats(ajv)
+  const next: Generation = { ajv, compiled: 0 }
+  generations[draft] = next
+  return next
 }
 
 /** JSON with every object's keys sorted: the same text for the same schema, however its keys were ordered. */
@@ -124,21 +138,22 @@ export type Validator = (value: unknown) => Array<Problem> | undefined
  */
 export const compile = (schema: Record<string, unknown>): Validator => {
   const draft = draftOf(schema)
-  const ajv = instanceFor(draft)
   // `$id` would register the schema globally and make a second tool with the same id fail to compile.
   const { $id: _id, $schema: _schema, ...rest } = schema
-  ajv.validateSchema(rest, true)
+  generationFor(draft).ajv.validateSchema(rest, true)
   let validate: ValidateFunction | undefined
   return (value) => {
     if (validate === undefined) {
       const key = `${draft}:${canonical(rest)}`
       validate = cached(key)
       if (validate === undefined) {
+        const generation = generationFor(draft)
+        generation.compiled++
         try {
-          validate = ajv.compile(rest)
+          validate = generation.ajv.compile(rest)
         } finally {
-          // the tool holds its validator; Ajv must not hold it too
-          ajv.removeSchema(rest)
+          // the tool holds its validator; the instance's cache by schema object must not
+          generation.ajv.removeSchema(rest)
         }
         remember(key, validate)
       }
