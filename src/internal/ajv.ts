@@ -27,10 +27,12 @@ import { Ajv } from "ajv"
 import * as AjvFormats from "ajv-formats"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js"
+import * as Either from "effect/Either"
 import { RE2JS } from "re2js"
 import type { Problem } from "./argumentProblems.js"
 import { MAX_PROBLEMS, preview } from "./argumentProblems.js"
 import { formatPath } from "./jsonSchema.js"
+import { admitsNull } from "./jsonSchemaTargets.js"
 
 type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown
 const addFormats: FormatsPlugin = (AjvFormats as unknown as { default?: FormatsPlugin }).default ??
@@ -53,7 +55,8 @@ const linearTime: RegExpEngine = Object.assign((pattern: string, flags: string):
   } catch {
     test = () => true
   }
-  return { test, toString: () => source }
+  const matcher: RegExpLike & { toString(): string } = { test, toString: () => source }
+  return matcher
 }, { code: "re2js" })
 
 const options = {
@@ -160,6 +163,138 @@ export const compile = (schema: Record<string, unknown>): Validator => {
     }
     return validate(value) ? undefined : fromErrors(validate.errors ?? [])
   }
+}
+
+/**
+ * The arguments a JSON-Schema tool's handler gets, or the problems: {@link compile}'s check, and when it fails, the
+ * same arguments with every `null` sent for an optional property whose schema does not admit null read as absent,
+ * checked again. Nothing else could have been meant by it, and it is what the `"openai-strict"` projection asks a
+ * model to send for a property it leaves out. The input is never changed: a copy drops the keys.
+ */
+export const decoder = (
+  schema: Record<string, unknown>
+): (args: Record<string, unknown>) => Either.Either<Record<string, unknown>, Array<Problem>> => {
+  const validate = compile(schema)
+  let absent: ((value: unknown) => unknown) | undefined | null = null
+  return (args) => {
+    const problems = validate(args)
+    if (problems === undefined) return Either.right(args)
+    if (absent === null) absent = nullAsAbsent(schema)
+    const mapped = absent === undefined ? args : absent(args) as Record<string, unknown>
+    if (mapped === args) return Either.left(problems)
+    const again = validate(mapped)
+    return again === undefined ? Either.right(mapped) : Either.left(again)
+  }
+}
+
+type Mapper = (value: unknown) => unknown
+
+const isObjectSchema = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** What a local `$ref` points at, or undefined. */
+const target = (root: Record<string, unknown>, ref: string): unknown => {
+  if (!ref.startsWith("#")) return undefined
+  let at: unknown = root
+  for (const segment of ref.slice(1).split("/").slice(1)) {
+    const key = segment.replace(/~1/g, "/").replace(/~0/g, "~")
+    at = isObjectSchema(at) ? at[key] : Array.isArray(at) ? at[Number(key)] : undefined
+  }
+  return at
+}
+
+/**
+ * A function dropping the keys set to `null` where the schema's property is optional and does not admit null, at
+ * any depth (properties, array items, union members, local `$ref`s), or undefined when the schema has no such
+ * property.
+ */
+const nullAsAbsent = (root: Record<string, unknown>): Mapper | undefined => {
+  const memo = new Map<unknown, Mapper | undefined>()
+  const follow = (node: unknown): unknown => {
+    const seen = new Set<unknown>()
+    while (isObjectSchema(node) && typeof node.$ref === "string" && !seen.has(node)) {
+      seen.add(node)
+      node = target(root, node.$ref)
+    }
+    return node
+  }
+  const admits = (node: unknown): boolean => {
+    const resolved = follow(node)
+    if (!isObjectSchema(resolved)) return resolved !== false
+    return resolved.nullable === true || admitsNull(resolved)
+  }
+  const build = (raw: unknown): Mapper | undefined => {
+    const node = follow(raw)
+    if (!isObjectSchema(node)) return undefined
+    if (memo.has(node)) return memo.get(node)
+    // recursion: the function for this node is filled in once the walk that may refer back to it is done
+    const ref: { inner: Mapper | undefined } = { inner: undefined }
+    memo.set(node, (u) => (ref.inner === undefined ? u : ref.inner(u)))
+    ref.inner = buildNode(node)
+    memo.set(node, ref.inner === undefined ? undefined : memo.get(node))
+    return memo.get(node)
+  }
+  const buildNode = (node: Record<string, unknown>): Mapper | undefined => {
+    const steps: Array<Mapper> = []
+    if (isObjectSchema(node.properties)) {
+      const required = new Set(Array.isArray(node.required) ? node.required : [])
+      const optional: Array<string> = []
+      const nested: Array<[string, Mapper]> = []
+      for (const [name, property] of Object.entries(node.properties)) {
+        if (!required.has(name) && !admits(property)) optional.push(name)
+        const inner = build(property)
+        if (inner !== undefined) nested.push([name, inner])
+      }
+      if (optional.length > 0 || nested.length > 0) steps.push(objectMapper(optional, nested))
+    }
+    const items = isObjectSchema(node.items) ? build(node.items) : undefined
+    if (items !== undefined) {
+      steps.push((u) => {
+        if (!Array.isArray(u)) return u
+        let out = u
+        for (let i = 0; i < u.length; i++) {
+          const mapped = items(u[i])
+          if (mapped !== u[i]) {
+            if (out === u) out = [...u]
+            out[i] = mapped
+          }
+        }
+        return out
+      })
+    }
+    for (const key of ["anyOf", "oneOf", "allOf"]) {
+      const members = node[key]
+      if (!Array.isArray(members)) continue
+      for (const member of members) {
+        const inner = build(member)
+        if (inner !== undefined) steps.push(inner)
+      }
+    }
+    if (steps.length === 0) return undefined
+    return steps.length === 1 ? steps[0] : (u) => steps.reduce((acc, step) => step(acc), u)
+  }
+  return build(root)
+}
+
+const objectMapper = (optional: ReadonlyArray<string>, nested: ReadonlyArray<[string, Mapper]>): Mapper => (u) => {
+  if (!isObjectSchema(u)) return u
+  let out = u
+  for (const key of optional) {
+    if (out[key] === null) {
+      if (out === u) out = { ...u }
+      delete out[key]
+    }
+  }
+  for (const [key, inner] of nested) {
+    const value = out[key]
+    if (value === undefined) continue
+    const mapped = inner(value)
+    if (mapped !== value) {
+      if (out === u) out = { ...u }
+      out[key] = mapped
+    }
+  }
+  return out
 }
 
 const pointerToPath = (pointer: string): Array<PropertyKey> =>

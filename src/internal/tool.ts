@@ -159,15 +159,14 @@ export const schemaDecoder = (
   }
 }
 
-/** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object as is. */
+/** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object (`null` read as absent). */
 export const jsonSchemaDecoder = (
   schema: JsonSchema
 ): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
-  const validate = Ajv.compile(schema)
+  const decode = Ajv.decoder(schema)
   return (args) => {
     try {
-      const problems = validate(args)
-      return problems === undefined ? Either.right(args) : Either.left(problems)
+      return decode(args)
     } catch (error) {
       if (error instanceof RangeError) return Either.left(tooDeep)
       throw error
