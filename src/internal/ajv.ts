@@ -33,6 +33,8 @@ import type { Problem } from "./argumentProblems.js"
 import { MAX_PROBLEMS, preview } from "./argumentProblems.js"
 import { formatPath } from "./jsonSchema.js"
 import { admitsNull } from "./jsonSchemaTargets.js"
+import type { Mapper } from "./nullAsAbsent.js"
+import * as NullAsAbsent from "./nullAsAbsent.js"
 
 type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown
 const addFormats: FormatsPlugin = (AjvFormats as unknown as { default?: FormatsPlugin }).default ??
@@ -187,8 +189,6 @@ export const decoder = (
   }
 }
 
-type Mapper = (value: unknown) => unknown
-
 const isObjectSchema = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -245,23 +245,10 @@ const nullAsAbsent = (root: Record<string, unknown>): Mapper | undefined => {
         const inner = build(property)
         if (inner !== undefined) nested.push([name, inner])
       }
-      if (optional.length > 0 || nested.length > 0) steps.push(objectMapper(optional, nested))
+      if (optional.length > 0 || nested.length > 0) steps.push(NullAsAbsent.objectMapper(optional, nested))
     }
     const items = isObjectSchema(node.items) ? build(node.items) : undefined
-    if (items !== undefined) {
-      steps.push((u) => {
-        if (!Array.isArray(u)) return u
-        let out = u
-        for (let i = 0; i < u.length; i++) {
-          const mapped = items(u[i])
-          if (mapped !== u[i]) {
-            if (out === u) out = [...u]
-            out[i] = mapped
-          }
-        }
-        return out
-      })
-    }
+    if (items !== undefined) steps.push(NullAsAbsent.arrayMapper(items))
     for (const key of ["anyOf", "oneOf", "allOf"]) {
       const members = node[key]
       if (!Array.isArray(members)) continue
@@ -270,31 +257,9 @@ const nullAsAbsent = (root: Record<string, unknown>): Mapper | undefined => {
         if (inner !== undefined) steps.push(inner)
       }
     }
-    if (steps.length === 0) return undefined
-    return steps.length === 1 ? steps[0] : (u) => steps.reduce((acc, step) => step(acc), u)
+    return NullAsAbsent.allOf(steps)
   }
   return build(root)
-}
-
-const objectMapper = (optional: ReadonlyArray<string>, nested: ReadonlyArray<[string, Mapper]>): Mapper => (u) => {
-  if (!isObjectSchema(u)) return u
-  let out = u
-  for (const key of optional) {
-    if (out[key] === null) {
-      if (out === u) out = { ...u }
-      delete out[key]
-    }
-  }
-  for (const [key, inner] of nested) {
-    const value = out[key]
-    if (value === undefined) continue
-    const mapped = inner(value)
-    if (mapped !== value) {
-      if (out === u) out = { ...u }
-      out[key] = mapped
-    }
-  }
-  return out
 }
 
 const pointerToPath = (pointer: string): Array<PropertyKey> =>
