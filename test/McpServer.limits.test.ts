@@ -15,6 +15,7 @@ import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { Tool, Toolkit } from "../src/index.js"
 import * as McpServer from "../src/McpServer.js"
+import { hanging } from "./fixtures/hanging.js"
 
 const info = { name: "limits-test-server", version: "0.0.1" }
 
@@ -82,22 +83,6 @@ const getStream = (url: string, session: string) =>
     }),
     (controller) => Effect.sync(() => controller.abort())
   )
-
-/** A tool that blocks until interrupted, reporting that it started and that its finalizer ran. */
-const hanging = (name: string) =>
-  Effect.gen(function*() {
-    const started = yield* Deferred.make<void>()
-    const released = yield* Deferred.make<void>()
-    const tool = Tool.make(name, {
-      description: "Wait until cancelled",
-      handler: () =>
-        Effect.acquireRelease(
-          Deferred.succeed(started, undefined),
-          () => Deferred.succeed(released, undefined)
-        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
-    })
-    return { tool, started, released }
-  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // a server in a process of its own, for memory

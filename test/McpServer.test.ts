@@ -26,6 +26,7 @@ import { vi } from "vitest"
 import { Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import * as Mcp from "../src/internal/mcp.js"
 import * as McpServer from "../src/McpServer.js"
+import { hanging } from "./fixtures/hanging.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // tools
@@ -155,22 +156,6 @@ const call = (client: Client, name: string, args?: Record<string, unknown>) =>
 
 const isResponseTo = (id: unknown) => (message: JSONRPCMessage) =>
   "id" in message && message.id === id && ("result" in message || "error" in message)
-
-/** A tool that blocks until interrupted, reporting that it started and that its finalizer ran. */
-const hanging = (name: string) =>
-  Effect.gen(function*() {
-    const started = yield* Deferred.make<void>()
-    const released = yield* Deferred.make<void>()
-    const tool = Tool.make(name, {
-      description: "Wait until cancelled",
-      handler: () =>
-        Effect.acquireRelease(
-          Deferred.succeed(started, undefined),
-          () => Deferred.succeed(released, undefined)
-        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
-    })
-    return { tool, started, released }
-  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // tests
