@@ -12,8 +12,11 @@
  *   a success maps the `ToolResult` content one to one, with `structuredContent` when the tool has an output
  *   schema;
  * - `Tool.progress` becomes `notifications/progress` when the request carries a progress token;
- * - `notifications/cancelled` (and the connection closing) interrupts the call's fiber, so its finalizers run,
- *   and no response is sent;
+ * - `notifications/cancelled` (and the connection closing, over HTTP the `POST` a call came on) interrupts the
+ *   call's fiber, so its finalizers run, and no response is sent;
+ * - every request gets an answer: one that is not a JSON-RPC message MCP takes (a batch, params that are not an
+ *   object, a `_meta` or `progressToken` of the wrong type, a `tools/call` name that is not a string) is a JSON-RPC
+ *   error of one line (`-32600`, `-32602`; `-32700` for a message that is not JSON), on every transport;
  * - calls from every session go through one scheduler with the executor's rules: calls sharing a resource key run
  *   one after another in the order they arrived, whichever client sent them; at most `maxParallel` run at once;
  * - a toolkit given as a `SubscriptionRef` is served as it changes, and every connected client gets
