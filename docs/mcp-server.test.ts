@@ -93,6 +93,30 @@ const httpDemo = Effect.scoped(Effect.gen(function*() {
 // => { url: "http://127.0.0.1:<a free port>/mcp", result: { content: [{ type: "text", text: "OVER HTTP" }] } }
 // #endregion
 
+// #region limits
+const limitsDemo = Effect.scoped(Effect.gen(function*() {
+  const { url } = yield* McpServer.http(kit, {
+    name: "text-tools",
+    version: "1.0.0",
+    port: 0,
+    maxSessions: 1,
+    sessionIdleTimeout: "10 minutes"
+  })
+  const first = yield* clientOn(new StreamableHTTPClientTransport(new URL(url)))
+  yield* Effect.promise(() => first.callTool({ name: "upper", arguments: { text: "first" } }))
+  // the first client is in use (its GET stream is open): a second one is turned away
+  const late = new Client({ name: "late", version: "1.0.0" })
+  return yield* Effect.promise(() =>
+    late.connect(new StreamableHTTPClientTransport(new URL(url))).then(
+      () => "connected",
+      (error: Error) => error.message
+    )
+  )
+}))
+// => "Streamable HTTP error: Error POSTing to endpoint: {... \"Service Unavailable: all 1 sessions (maxSessions)
+//    are in use; try again later\"}}"
+// #endregion
+
 // #region deploy
 const serveHttp = Effect.gen(function*() {
   const { url } = yield* McpServer.http(kit, {
@@ -169,6 +193,13 @@ describe("docs/mcp-server.md", () => {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
       expect(result).toEqual({ content: [{ type: "text", text: "OVER HTTP" }] })
     }))
+
+  it.scopedLive("limits: with every session in use, a new client is turned away with 503", () =>
+    Effect.map(limitsDemo, (message) =>
+      expect(message).toBe(
+        "Streamable HTTP error: Error POSTing to endpoint: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000," +
+          "\"message\":\"Service Unavailable: all 1 sessions (maxSessions) are in use; try again later\"}}"
+      )))
 
   it.scopedLive("per-session state: each client sees its own notes", () =>
     Effect.gen(function*() {

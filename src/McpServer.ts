@@ -12,8 +12,11 @@
  *   a success maps the `ToolResult` content one to one, with `structuredContent` when the tool has an output
  *   schema;
  * - `Tool.progress` becomes `notifications/progress` when the request carries a progress token;
- * - `notifications/cancelled` (and the connection closing) interrupts the call's fiber, so its finalizers run,
- *   and no response is sent;
+ * - `notifications/cancelled` (and the connection closing, over HTTP the `POST` a call came on) interrupts the
+ *   call's fiber, so its finalizers run, and no response is sent;
+ * - every request gets an answer: one that is not a JSON-RPC message MCP takes (a batch, params that are not an
+ *   object, a `_meta` or `progressToken` of the wrong type, a `tools/call` name that is not a string) is a JSON-RPC
+ *   error of one line (`-32600`, `-32602`; `-32700` for a message that is not JSON), on every transport;
  * - calls from every session go through one scheduler with the executor's rules: calls sharing a resource key run
  *   one after another in the order they arrived, whichever client sent them; at most `maxParallel` run at once;
  * - a toolkit given as a `SubscriptionRef` is served as it changes, and every connected client gets
@@ -28,9 +31,11 @@
  * @since 0.1.0
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as InternalHttp from "./internal/mcpHttp.js"
 import * as Internal from "./internal/mcpServer.js"
 import type * as Tool from "./Tool.js"
 import type * as ToolResult from "./ToolResult.js"
@@ -116,19 +121,37 @@ export interface StdioOptions extends Internal.StdioOptions {}
  * - `allowedOrigins`: origins (`http://localhost:5173`) accepted in `Origin` when a browser sends one. Default:
  *   origins on an allowed host; when hosts are not checked, only the ones listed;
  * - `maxMessageBytes`: the largest request body (default {@link DEFAULT_MAX_MESSAGE_BYTES}); a larger one is
- *   refused with `413` and the session goes on.
+ *   refused with `413` and the session goes on;
+ * - `maxSessions` (default {@link DEFAULT_MAX_SESSIONS}): past it, a new session takes the place of the least
+ *   recently used idle one (no request being answered, no stream open: a client that has gone, typically), whose
+ *   id is then answered `404`; when every session is in use, `initialize` is refused with `503`;
+ * - `sessionIdleTimeout` (default {@link DEFAULT_SESSION_IDLE_TIMEOUT}; `Duration.infinity` for never): a session
+ *   idle that long ends, and its id is answered `404`, which tells a client to initialize again. A client holding
+ *   its `GET` stream open is never idle;
+ * - `maxBufferedBytes` (default {@link DEFAULT_MAX_BUFFERED_BYTES}): what one session (or one stateless request)
+ *   may hold in answers its client has not read; past it, the stream holding the most is ended as if its client
+ *   had left.
+ *
+ * Every number is checked when the server starts: a port outside 0-65535, or a count that is not a whole number
+ * above 0, fails with an {@link McpServerError} whose `reason` is `"Options"`.
  *
  * @example
  * ```ts
  * import { McpServer } from "effect-agent-tools"
  *
- * const options: McpServer.HttpOptions = { name: "text-tools", version: "1.0.0", port: 3000, stateless: true }
+ * const options: McpServer.HttpOptions = {
+ *   name: "text-tools",
+ *   version: "1.0.0",
+ *   port: 3000,
+ *   maxSessions: 100,
+ *   sessionIdleTimeout: "10 minutes"
+ * }
  * ```
  *
  * @since 0.1.0
  * @category models
  */
-export interface HttpOptions extends Internal.HttpOptions {}
+export interface HttpOptions extends InternalHttp.HttpOptions {}
 
 /**
  * A running HTTP server: `url` is the full endpoint URL (`http://127.0.0.1:PORT/mcp`), the port being the one
@@ -147,7 +170,7 @@ export interface HttpOptions extends Internal.HttpOptions {}
  * @since 0.1.0
  * @category models
  */
-export interface HttpServer extends Internal.HttpServer {}
+export interface HttpServer extends InternalHttp.HttpServer {}
 
 /**
  * The client as it introduced itself in `initialize`.
@@ -184,8 +207,9 @@ export interface ClientInfo extends Internal.ClientInfo {}
 export interface Session extends Internal.Session {}
 
 /**
- * Serving could not start: the transport failed to start, or the HTTP server could not listen (the port is taken,
- * the host is not an address of this machine). `message` says which and why.
+ * Serving could not start. `reason`: `"Options"`, an option of {@link http} is out of range (a port that is not
+ * 0-65535); `"Listen"`, the HTTP server could not listen (the port is taken, the host is not an address of this
+ * machine); `"Transport"`, the transport failed to start. `message` says which and why, in one line.
  *
  * @example
  * ```ts
@@ -223,7 +247,7 @@ export type McpServerError = Internal.McpServerError
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_HOST: string = Internal.DEFAULT_HOST
+export const DEFAULT_HOST: string = InternalHttp.DEFAULT_HOST
 
 /**
  * The endpoint path {@link http} serves by default.
@@ -238,7 +262,7 @@ export const DEFAULT_HOST: string = Internal.DEFAULT_HOST
  * @since 0.1.0
  * @category constants
  */
-export const DEFAULT_PATH: string = Internal.DEFAULT_PATH
+export const DEFAULT_PATH: string = InternalHttp.DEFAULT_PATH
 
 /**
  * The largest message accepted by default, on stdio and over HTTP: 8 MiB, room for a few megabytes of arguments
@@ -255,6 +279,55 @@ export const DEFAULT_PATH: string = Internal.DEFAULT_PATH
  * @category constants
  */
 export const DEFAULT_MAX_MESSAGE_BYTES: number = Internal.DEFAULT_MAX_MESSAGE_BYTES
+
+/**
+ * The most sessions {@link http} keeps by default: an idle session holds about 13 kB, so a full table holds about
+ * 13 MB, whatever clients do.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(McpServer.DEFAULT_MAX_SESSIONS) // 1000
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_SESSIONS: number = InternalHttp.DEFAULT_MAX_SESSIONS
+
+/**
+ * How long a session of {@link http} may stay idle by default (no request being answered, no stream open)
+ * before it ends: 30 minutes.
+ *
+ * @example
+ * ```ts
+ * import { Duration } from "effect"
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(Duration.format(McpServer.DEFAULT_SESSION_IDLE_TIMEOUT)) // 30m
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_SESSION_IDLE_TIMEOUT: Duration.Duration = InternalHttp.DEFAULT_SESSION_IDLE_TIMEOUT
+
+/**
+ * What one session of {@link http} may hold by default in answers its client has not read: 16 MiB, twice the
+ * largest message, so a client that reads is never near it.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(McpServer.DEFAULT_MAX_BUFFERED_BYTES) // 16777216
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_BUFFERED_BYTES: number = InternalHttp.DEFAULT_MAX_BUFFERED_BYTES
 
 /**
  * The MCP session of the call the current fiber serves; none outside a call served over MCP, and for a stateless
@@ -384,7 +457,7 @@ export const stdio: <T extends Tool.Any>(
 export const http: <T extends Tool.Any>(
   toolkit: Source<T>,
   options: HttpOptions
-) => Effect.Effect<HttpServer, McpServerError, Scope.Scope | Tool.Requirements<T>> = Internal.http
+) => Effect.Effect<HttpServer, McpServerError, Scope.Scope | Tool.Requirements<T>> = InternalHttp.http
 
 /**
  * What a model may be shown or may answer in {@link sample}: text, an image or audio, in the shapes of

@@ -408,7 +408,10 @@ const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
  * Makes a tool from a JSON Schema that comes from elsewhere (a remote server, a config file). The handler receives
  * the parsed JSON arguments; they are checked against the schema with Ajv first unless `validate: false`. With
  * `strict: true` the schema is served to OpenAI as given: the author vouches that it already follows strict mode.
- * Throws at construction for a bad name or a schema Ajv cannot compile.
+ * Throws at construction for a bad name or a schema that is not valid JSON Schema. The schema is compiled on the
+ * tool's first call (and shared with every tool of the same schema); one that is valid but cannot be compiled (a
+ * `$ref` to nothing) fails each call as a `ToolDefect`. A `pattern` runs on RE2 (linear time); one RE2 cannot compile
+ * is not checked. A `null` sent for an optional property whose schema does not admit null is read as absent.
  *
  * @example
  * ```ts

@@ -33,6 +33,77 @@ export type TypeId = typeof TypeId
 export const MODEL_PREFIX = "Error: "
 
 /**
+ * The longest tool name a message quotes whole: a longer one (a model can write anything where a name goes) is
+ * quoted as its first this-many characters, an ellipsis and its length. Every valid name fits (see
+ * `Tool.NAME_PATTERN`).
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolNotFound({ tool: "x".repeat(100_000), available: ["read_file"] })
+ * console.log(error.message.length < 200) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_QUOTED_NAME_LENGTH = 64
+
+/**
+ * The most tool names `ToolNotFound` lists; the rest are counted (`…, and 450 more`).
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const available = Array.from({ length: 500 }, (_, i) => `tool_${i}`)
+ * const error = new ToolError.ToolNotFound({ tool: "tool", available })
+ * console.log(error.message.endsWith("tool_49, and 450 more")) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_LISTED_TOOLS = 50
+
+/**
+ * The longest line of an `InvalidArguments` message: a longer one (a property name of a megabyte, a schema's
+ * enum of a thousand values) is cut there and ends with `…`. With at most 20 problems listed (and a line counting
+ * the rest), the message of any argument error stays within about 10 kB.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.InvalidArguments({
+ *   tool: "t",
+ *   problems: [new ToolError.ArgumentProblem({ path: "k".repeat(10_000), message: "unexpected property" })]
+ * })
+ * console.log(error.message.length) // 519: "invalid arguments: " and 500 characters
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_PROBLEM_LINE_LENGTH = 500
+
+/** A tool name in quotes, bounded by {@link MAX_QUOTED_NAME_LENGTH}. */
+const quoted = (name: string): string =>
+  name.length <= MAX_QUOTED_NAME_LENGTH
+    ? JSON.stringify(name)
+    : `${JSON.stringify(name.slice(0, MAX_QUOTED_NAME_LENGTH)).slice(0, -1)}…" (${name.length} characters)`
+
+const listed = (names: ReadonlyArray<string>): string => {
+  if (names.length === 0) return "(none)"
+  if (names.length <= MAX_LISTED_TOOLS) return names.join(", ")
+  return `${names.slice(0, MAX_LISTED_TOOLS).join(", ")}, and ${names.length - MAX_LISTED_TOOLS} more`
+}
+
+const bounded = (line: string): string =>
+  line.length <= MAX_PROBLEM_LINE_LENGTH ? line : `${line.slice(0, MAX_PROBLEM_LINE_LENGTH - 1)}…`
+
+/**
  * One problem found in a call's arguments: where (`path`, dotted with `[i]` for array items, empty for the whole
  * arguments object) and what was wrong (`expected ..., got ...`).
  *
@@ -45,7 +116,8 @@ export class ArgumentProblem extends Schema.Class<ArgumentProblem>("effect-agent
 }) {}
 
 /**
- * No tool by the requested name. The message lists the available tools so the model can pick one.
+ * No tool by the requested name. The message lists the available tools so the model can pick one (at most
+ * {@link MAX_LISTED_TOOLS}; the name asked for is quoted up to {@link MAX_QUOTED_NAME_LENGTH} characters).
  *
  * @example
  * ```ts
@@ -70,15 +142,14 @@ export class ToolNotFound extends Schema.TaggedError<ToolNotFound>("effect-agent
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `unknown tool ${JSON.stringify(this.tool)}; available tools: ${
-      this.available.length === 0 ? "(none)" : this.available.join(", ")
-    }`
+    return `unknown tool ${quoted(this.tool)}; available tools: ${listed(this.available)}`
   }
 }
 
 /**
  * The arguments were not JSON, not a JSON object, or did not match the tool's parameters. One line per problem:
- * `invalid arguments: <path>: expected <what>, got <what came>`.
+ * `invalid arguments: <path>: expected <what>, got <what came>`, each at most {@link MAX_PROBLEM_LINE_LENGTH}
+ * characters.
  *
  * @example
  * ```ts
@@ -106,7 +177,7 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>("effe
   /** @since 0.1.0 */
   override get message(): string {
     return "invalid arguments: " +
-      this.problems.map((p) => p.path === "" ? p.message : `${p.path}: ${p.message}`).join("\n")
+      this.problems.map((p) => bounded(p.path === "" ? p.message : `${p.path}: ${p.message}`)).join("\n")
   }
 }
 
@@ -166,7 +237,7 @@ export class ToolDefect extends Schema.TaggedError<ToolDefect>("effect-agent-too
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `tool ${JSON.stringify(this.tool)} panicked: ${this.reason}`
+    return `tool ${quoted(this.tool)} panicked: ${this.reason}`
   }
 }
 
@@ -196,7 +267,7 @@ export class ToolTimeout extends Schema.TaggedError<ToolTimeout>("effect-agent-t
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `tool ${JSON.stringify(this.tool)} timed out after ${Duration.format(this.timeout)}`
+    return `tool ${quoted(this.tool)} timed out after ${Duration.format(this.timeout)}`
   }
 }
 

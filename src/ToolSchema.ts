@@ -13,8 +13,21 @@
  *   (`minLength`, `maxLength`, `default`, `examples`) left out (the decoder still enforces them); records, tuples and
  *   unconstrained values refused. Decoding a strict tool's arguments maps `null` back to absent.
  * - `"gemini"`: the OpenAPI subset Gemini takes: nullable as `nullable: true`, no `additionalProperties`, `enum`
- *   only on strings (the allowed numbers or booleans go into the description instead); recursion, records, tuples
- *   and unconstrained values refused.
+ *   only on strings (the allowed numbers or booleans go into the description instead), `format` only `enum` and
+ *   `date-time` on strings, `int32`/`int64` on integers, `float`/`double` on numbers; recursion, records, tuples,
+ *   unconstrained values and objects without properties refused.
+ *
+ * A tool whose schema came from elsewhere (`Tool.fromJsonSchema`: every MCP and stdio-provider tool) is projected
+ * by the same rules, whatever it is written in: its local `$ref`s are inlined (only recursion keeps one), draft-07
+ * spellings read as 2020-12, `nullable: true` and type arrays as unions with `null`, `allOf` merged, `oneOf` read as
+ * `anyOf`, `const` as a one-value `enum`, `$schema` and every keyword the target does not take left out. Either the
+ * result is in the provider's subset, or the projection throws `UnsupportedSchemaError` saying what it cannot serve
+ * and where (a record, a tuple, an array of unconstrained items, a `$ref` outside the schema, a schema that inlines
+ * to more than 10,000 nodes). The tool's decoder still checks the whole schema it was given.
+ *
+ * Decoding under a strict projection: a Schema-backed tool made with `strict: true` maps `null` back to absent
+ * for its optional properties; a JSON-Schema tool does so for any optional property whose schema does not admit
+ * `null`, whichever projection the model was served (a `null` there cannot have meant anything else).
  *
  * Known gaps, where the served schema admits what the decoder refuses (the model gets an `invalid arguments` line):
  * - a refinement on the decoded side of a transformation (`Schema.Trim.pipe(Schema.minLength(1))`) has no encoded
@@ -22,7 +35,11 @@
  * - `Schema.Int` is served as `type: "integer"` but also wants a safe integer (within ±(2^53 - 1));
  * - `minLength`/`maxLength` count code points in JSON Schema, UTF-16 units in the decoder (an emoji is 1 and 2);
  * - `format: "date-time"` admits a leap second (`23:59:60`), which no JS `Date` holds;
- * - a record admits a `__proto__` key, which the argument guard refuses.
+ * - a record admits a `__proto__` key, which the argument guard refuses (and an object a `constructor` key holding
+ *   a `prototype`), and `number` admits no infinity from JSON (`1e400` is refused as out of range);
+ * - for a JSON-Schema tool, a `pattern` RE2 cannot compile (a lookahead, a backreference) is not checked locally:
+ *   patterns run on RE2, in linear time, so that a remote server's `^(a+)+$` cannot freeze the host; the server
+ *   that wrote the pattern still checks its own input.
  *
  * @since 0.1.0
  */

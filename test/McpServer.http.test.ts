@@ -10,6 +10,7 @@ import { Deferred, Effect, Either, Exit, Option, Schema, SubscriptionRef } from 
 import * as Http from "node:http"
 import { Tool, Toolkit } from "../src/index.js"
 import * as McpServer from "../src/McpServer.js"
+import { hanging } from "./fixtures/hanging.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // tools
@@ -54,23 +55,6 @@ const Steps = Tool.make("steps", {
 const kit = Toolkit.make(Upper, Add, Size, Who, Steps)
 
 const info = { name: "http-test-server", version: "0.0.1" }
-
-/** A tool on resource `key` that blocks until interrupted, reporting that it started and that its finalizer ran. */
-const hanging = (name: string, key: string) =>
-  Effect.gen(function*() {
-    const started = yield* Deferred.make<void>()
-    const released = yield* Deferred.make<void>()
-    const tool = Tool.make(name, {
-      description: "Wait until cancelled",
-      resource: key,
-      handler: () =>
-        Effect.acquireRelease(
-          Deferred.succeed(started, undefined),
-          () => Deferred.succeed(released, undefined)
-        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
-    })
-    return { tool, started, released }
-  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // peers
@@ -345,8 +329,7 @@ describe("McpServer.http", () => {
         expect(after.status).toBe(404)
         expect(JSON.parse(after.body)).toEqual({
           jsonrpc: "2.0",
-          error: { code: -32001, message: "Session not found" },
-          id: null
+          error: { code: -32001, message: "Session not found" }
         })
       }))
 
@@ -399,8 +382,8 @@ describe("McpServer.http", () => {
         const notRpc = yield* request(url, { headers, body: "{\"hello\": \"world\"}" })
         expect(notRpc.status).toBe(400)
         expect(JSON.parse(notRpc.body).error).toEqual({
-          code: -32700,
-          message: "Parse error: Invalid JSON-RPC message"
+          code: -32600,
+          message: "Invalid Request: \"jsonrpc\" must be \"2.0\""
         })
         const unknown = yield* post(url, { jsonrpc: "2.0", id: 3, method: "no/such/method" }, { "mcp-session-id": id })
         expect(unknown.status).toBe(200)

@@ -14,6 +14,7 @@ import { vi } from "vitest"
 import { Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import * as Mcp from "../src/internal/mcp.js"
 import * as McpServer from "../src/McpServer.js"
+import { hanging } from "./fixtures/hanging.js"
 import { collectingTracer } from "./helpers.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -144,22 +145,6 @@ const call = (client: Client, name: string, args?: Record<string, unknown>) =>
 
 const isResponseTo = (id: unknown) => (message: JSONRPCMessage) =>
   "id" in message && message.id === id && ("result" in message || "error" in message)
-
-/** A tool that blocks until interrupted, reporting that it started and that its finalizer ran. */
-const hanging = (name: string) =>
-  Effect.gen(function*() {
-    const started = yield* Deferred.make<void>()
-    const released = yield* Deferred.make<void>()
-    const tool = Tool.make(name, {
-      description: "Wait until cancelled",
-      handler: () =>
-        Effect.acquireRelease(
-          Deferred.succeed(started, undefined),
-          () => Deferred.succeed(released, undefined)
-        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
-    })
-    return { tool, started, released }
-  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // tests
@@ -654,7 +639,7 @@ describe("McpServer", () => {
         })
       }))
 
-    it.scopedLive("a line that is not JSON-RPC is skipped; unknown methods get -32601; the server goes on", () =>
+    it.scopedLive("a line that is not JSON is -32700, a batch -32600, unknown methods -32601; the server goes on", () =>
       Effect.gen(function*() {
         const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true)
         yield* Effect.addFinalizer(() => Effect.sync(() => stderr.mockRestore()))
@@ -669,8 +654,15 @@ describe("McpServer", () => {
         expect(yield* peer.request(9, "tools/call", { name: "upper", arguments: { text: "fine" } })).toMatchObject({
           result: { content: [{ type: "text", text: "FINE" }] }
         })
-        // nothing answered the broken lines; the reasons went to stderr
-        expect(peer.lines.map((line) => JSON.parse(line).id)).toEqual([0, 8, 9])
+        // each broken line has its answer, without an id (there is none to read), in the order they came
+        expect(peer.lines.slice(1, 3).map((line) => JSON.parse(line))).toEqual([
+          { jsonrpc: "2.0", error: { code: -32700, message: expect.stringMatching(/^Parse error: /) } },
+          {
+            jsonrpc: "2.0",
+            error: { code: -32600, message: "Invalid Request: JSON-RPC batches are not supported; send one message" }
+          }
+        ])
+        expect(peer.lines.map((line) => JSON.parse(line).id)).toEqual([0, undefined, undefined, 8, 9])
         expect(stderr.mock.calls.map(([chunk]) => String(chunk)).join("")).toContain("MCP server test-server")
       }))
 
@@ -703,7 +695,7 @@ describe("McpServer", () => {
         }))
         expect(yield* Fiber.join(peer.server)).toBeUndefined()
         expect(stderr.mock.calls.map(([chunk]) => String(chunk)).join("")).toContain(
-          "ReadBuffer exceeded maximum size of 65536 bytes"
+          "a message longer than 65536 bytes (maxMessageBytes) arrived: the connection is closed"
         )
       }))
   })

@@ -47,7 +47,7 @@ export const mcp = Command.make("mcp", {
       ...serverInfo,
       port: http.value,
       ...(Option.isSome(host) ? { host: host.value } : {})
-    })
+    }).pipe(Effect.catchIf((e) => e.reason === "Options", (e) => Effect.fail(new UsageError({ message: e.message }))))
     process.stderr.write(`serving the workspace tools of ${rootOf(root)} at ${url}\n`)
     return yield* Effect.never
   }))).pipe(Command.withDescription("Serve the workspace tools over MCP (stdio by default, or Streamable HTTP)"))

@@ -24,6 +24,9 @@ export const MAX_PROBLEMS = 20
 /** A value shown back to the model is cut to about this many characters. */
 export const PREVIEW_LENGTH = 80
 
+/** A property name in a preview is cut to this many characters. */
+const KEY_PREVIEW_LENGTH = 32
+
 // ---------------------------------------------------------------------------------------------------------------
 // previews of what came
 // ---------------------------------------------------------------------------------------------------------------
@@ -85,7 +88,11 @@ export const preview = (value: unknown, limit: number = PREVIEW_LENGTH): string 
             parts.push(`…${keys.length - i} more`)
             break
           }
-          const key = JSON.stringify(keys[i])
+          // a key is the model's text as much as a value is: a megabyte-long one is cut like a string
+          const name = keys[i]
+          const key = name.length <= KEY_PREVIEW_LENGTH
+            ? JSON.stringify(name)
+            : `${JSON.stringify(name.slice(0, KEY_PREVIEW_LENGTH)).slice(0, -1)}…"`
           budget -= key.length + 2
           parts.push(`${key}:${render((u as Record<string, unknown>)[keys[i]], depth + 1)}`)
         }

@@ -22,16 +22,12 @@
  * @internal
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type {
   CallToolResult as SdkCallToolResult,
   JSONRPCMessage,
-  JSONRPCNotification,
-  JSONRPCRequest,
   MessageExtraInfo,
   RequestId,
   ServerNotification,
@@ -47,6 +43,8 @@ import {
   ListToolsRequestSchema,
   SetLevelRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
@@ -70,8 +68,6 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import { randomUUID } from "node:crypto"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Readable, Writable } from "node:stream"
 import * as Elicitation from "../Elicitation.js"
 import type * as Tool from "../Tool.js"
@@ -81,6 +77,8 @@ import type * as ToolResult from "../ToolResult.js"
 import type { Progress } from "./context.js"
 import { currentCall } from "./context.js"
 import * as Elicit from "./elicitation.js"
+import * as JsonRpc from "./jsonRpc.js"
+import { LineTransport } from "./lineTransport.js"
 import * as Mcp from "./mcp.js"
 import * as Logging from "./mcpLogging.js"
 import { reasonOf } from "./reason.js"
@@ -112,20 +110,6 @@ export interface StdioOptions extends Options {
   readonly maxMessageBytes?: number | undefined
 }
 
-export interface HttpOptions extends Options {
-  readonly port: number
-  readonly host?: string | undefined
-  readonly path?: string | undefined
-  readonly stateless?: boolean | undefined
-  readonly allowedHosts?: ReadonlyArray<string> | undefined
-  readonly allowedOrigins?: ReadonlyArray<string> | undefined
-  readonly maxMessageBytes?: number | undefined
-}
-
-export interface HttpServer {
-  readonly url: string
-}
-
 export interface ClientInfo {
   readonly name: string
   readonly version: string
@@ -137,13 +121,13 @@ export interface Session {
   readonly clientInfo: Option.Option<ClientInfo>
 }
 
-export const DEFAULT_HOST = "127.0.0.1"
-export const DEFAULT_PATH = "/mcp"
 export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 export class McpServerError extends Schema.TaggedError<McpServerError>("effect-agent-tools/McpServerError")(
   "McpServerError",
   {
+    /** `Options`: an option is out of range; `Listen`: the HTTP server could not listen; `Transport`: it could not start. */
+    reason: Schema.Literal("Options", "Listen", "Transport"),
     message: Schema.String,
     cause: Schema.optional(Schema.Defect)
   }
@@ -379,7 +363,7 @@ export const sample = (request: SamplingRequest): Effect.Effect<SamplingResult, 
 // the core: scheduler, calls, toolkit, attached servers
 // ---------------------------------------------------------------------------------------------------------------
 
-interface Core {
+export interface Core {
   readonly options: Options
   readonly listChanged: boolean
   readonly toolkit: () => Toolkit.Toolkit<Tool.Any>
@@ -391,7 +375,7 @@ interface Core {
   readonly transportError: (message: string) => void
 }
 
-const makeCore = <T extends Tool.Any>(
+export const makeCore = <T extends Tool.Any>(
   source: Source<T>,
   options: Options,
   /** Debug over HTTP, where any client on the network can send junk; a warning where the peer is the host's own. */
@@ -558,6 +542,16 @@ const AnyArgumentsCallToolRequestSchema = CallToolRequestSchema.extend({
   })
 })
 
+/**
+ * The validator the SDK's `Server` would make for each connection (a new Ajv with its formats: most of what an idle
+ * HTTP session held, and 30 ms per `initialize`), for `Server.elicitInput`, which we never call (`Elicit` checks
+ * answers with the question's own Schema). One for every server, made the first time anything asks for it.
+ */
+let sdkAjv: AjvJsonSchemaValidator | undefined
+const sdkValidator: jsonSchemaValidator = {
+  getValidator: (schema) => (sdkAjv ??= new AjvJsonSchemaValidator()).getValidator(schema)
+}
+
 /** A new SDK server for one connection; `sessions: false` for a stateless request, which has no session. */
 const makeServer = (core: Core, options: { readonly sessions: boolean }): Server => {
   const { instructions, name, title, version } = core.options
@@ -565,6 +559,7 @@ const makeServer = (core: Core, options: { readonly sessions: boolean }): Server
     { name, version, ...(title === undefined ? {} : { title }) },
     {
       capabilities: { tools: core.listChanged ? { listChanged: true } : {}, logging: {} },
+      jsonSchemaValidator: sdkValidator,
       ...(instructions === undefined ? {} : { instructions })
     }
   )
@@ -594,7 +589,7 @@ const makeServer = (core: Core, options: { readonly sessions: boolean }): Server
 }
 
 /** Connects a new server to a transport; the server is told about toolkit changes until it closes. */
-const connectServer = async (core: Core, transport: Transport, options: {
+export const connectServer = async (core: Core, transport: Transport, options: {
   readonly sessions: boolean
   readonly onclose?: (() => void) | undefined
 }): Promise<Server> => {
@@ -608,7 +603,7 @@ const connectServer = async (core: Core, transport: Transport, options: {
   return server
 }
 
-const closeServer = (server: Server): Promise<void> => server.close().catch(() => undefined)
+export const closeServer = (server: Server): Promise<void> => server.close().catch(() => undefined)
 
 const attach = (
   core: Core,
@@ -620,6 +615,7 @@ const attach = (
       try: () => connectServer(core, transport, { sessions: true, onclose }),
       catch: (cause) =>
         new McpServerError({
+          reason: "Transport",
           message: `cannot start the MCP transport: ${reasonOf(cause)}`,
           cause
         })
@@ -636,56 +632,57 @@ export const serve = <T extends Tool.Any>(
   options: Options,
   transport: Transport
 ): Effect.Effect<void, McpServerError, Scope.Scope | Tool.Requirements<T>> =>
-  Effect.flatMap(makeCore(source, options, LogLevel.Warning), (core) => Effect.asVoid(attach(core, transport)))
+  Effect.flatMap(makeCore(source, options, LogLevel.Warning), (core) =>
+    Effect.asVoid(
+      attach(core, new Wire(transport, (reason) => core.transportError(`refused a message: ${reason}`)))
+    ))
 
 // ---------------------------------------------------------------------------------------------------------------
 // stdio
 // ---------------------------------------------------------------------------------------------------------------
 
 /**
- * A transport that knows which requests it has not answered yet, so a server whose input ended can answer every
- * request it read (tools/list as much as tools/call) before it stops. A cancelled request needs no answer.
+ * Our side of a connection's wire, around any transport: every message a client sends is checked first
+ * (`jsonRpc.check`), and one that is refused is answered there with a JSON-RPC error (a request) or logged (a
+ * notification or a response), so the SDK only ever sees messages it can serve.
  *
- * It also knows which of its own requests (a question for the user, a sampling request) the client has not
- * answered: once input has ended no answer can come, so each fails at once (and any sent later), and the call
- * waiting on it can end and be answered.
+ * It also knows which requests it has not answered yet, so a server whose input ended can answer every request it
+ * read (tools/list as much as tools/call) before it stops. A cancelled request needs no answer. And it knows which
+ * of its own requests (a question for the user, a sampling request) the client has not answered: once input has
+ * ended no answer can come, so each fails at once (and any sent later), and the call waiting on it can end and be
+ * answered.
  */
-/**
- * What a message is, by its shape: the transport has already checked it against the JSON-RPC schema. The SDK's
- * `isJSONRPCRequest` and its siblings check it again with zod, three or four times a message here, which cost more
- * than a no-op call through the server (benchmark row 4).
- */
-const isRequest = (message: JSONRPCMessage): message is JSONRPCRequest => "method" in message && "id" in message
-
-const isNotification = (message: JSONRPCMessage): message is JSONRPCNotification =>
-  "method" in message && !("id" in message)
-
-/** A response or an error response, with the id it answers when it has one. */
-const answeredId = (message: JSONRPCMessage): RequestId | undefined =>
-  "method" in message ? undefined : (message as { readonly id?: RequestId }).id ?? undefined
-
-class Answering implements Transport {
+class Wire implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
   private readonly pending = new Set<RequestId>()
+  /** Refusals being written: answers too, for `allAnswered`. */
+  private refusing = 0
   private waiting: Array<() => void> = []
   /** Our requests to the client not answered yet. */
   private readonly asked = new Set<RequestId>()
   private inputEnded = false
 
-  constructor(private readonly inner: Transport) {}
+  constructor(private readonly inner: Transport, private readonly refused: (reason: string) => void) {}
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId
+  }
 
   start(): Promise<void> {
-    this.inner.onmessage = (message, extra) => {
-      if (isRequest(message)) this.pending.add(message.id)
-      else if (isNotification(message)) {
+    this.inner.onmessage = (raw, extra) => {
+      const checked = JsonRpc.check(raw)
+      if (checked._tag === "Refused") return this.refuse(checked.refusal)
+      const message = checked.message
+      if (JsonRpc.isRequest(message)) this.pending.add(message.id)
+      else if (JsonRpc.isNotification(message)) {
         if (message.method === "notifications/cancelled") {
           const id = (message.params as { requestId?: RequestId } | undefined)?.requestId
           if (id !== undefined) this.answered(id)
         }
       } else {
-        const id = answeredId(message)
+        const id = JsonRpc.answeredId(message)
         if (id !== undefined) this.asked.delete(id)
       }
       this.onmessage?.(message, extra)
@@ -695,8 +692,18 @@ class Answering implements Transport {
     return this.inner.start()
   }
 
+  private refuse(refusal: JsonRpc.Refusal): void {
+    this.refused(refusal.message)
+    if (refusal.id === undefined) return
+    this.refusing++
+    this.inner.send(JsonRpc.errorResponse(refusal)).catch(() => undefined).finally(() => {
+      this.refusing--
+      this.wake()
+    })
+  }
+
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (isRequest(message)) {
+    if (JsonRpc.isRequest(message)) {
       if (this.inputEnded) {
         this.unanswerable(message.id)
         return Promise.resolve()
@@ -704,7 +711,7 @@ class Answering implements Transport {
       this.asked.add(message.id)
     }
     const sent = this.inner.send(message, options)
-    const id = answeredId(message)
+    const id = JsonRpc.answeredId(message)
     return id === undefined ? sent : sent.then(() => this.answered(id))
   }
 
@@ -732,12 +739,16 @@ class Answering implements Transport {
 
   /** Resolves once every request read so far has been answered. */
   allAnswered(): Promise<void> {
-    if (this.pending.size === 0) return Promise.resolve()
+    if (this.pending.size === 0 && this.refusing === 0) return Promise.resolve()
     return new Promise((resolve) => this.waiting.push(resolve))
   }
 
   private answered(id: RequestId): void {
-    if (!this.pending.delete(id) || this.pending.size > 0) return
+    if (this.pending.delete(id)) this.wake()
+  }
+
+  private wake(): void {
+    if (this.pending.size > 0 || this.refusing > 0) return
     const waiting = this.waiting
     this.waiting = []
     for (const resolve of waiting) resolve()
@@ -752,10 +763,9 @@ export const stdio = <T extends Tool.Any>(
     const core = yield* makeCore(source, options, LogLevel.Warning)
     const input = options.stdin ?? process.stdin
     const output = options.stdout ?? process.stdout
-    const transport = new Answering(
-      new StdioServerTransport(input, output, {
-        maxBufferSize: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
-      })
+    const transport = new Wire(
+      new LineTransport(input, output, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+      (reason) => core.transportError(`refused a message: ${reason}`)
     )
     // "ended": no more input, answer what was read; "closed": the transport gave up (or stdout broke), stop now
     const stop = yield* Deferred.make<"ended" | "closed">()
@@ -785,204 +795,3 @@ export const stdio = <T extends Tool.Any>(
       yield* Effect.promise(() => transport.allAnswered())
     }
   })).pipe(Effect.withConsole(stderrConsole()))
-
-// ---------------------------------------------------------------------------------------------------------------
-// Streamable HTTP
-// ---------------------------------------------------------------------------------------------------------------
-
-const LOOPBACK_HOSTS: ReadonlyArray<string> = ["localhost", "127.0.0.1", "::1"]
-
-const bare = (hostname: string): string => hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1")
-
-const isLoopback = (host: string): boolean => {
-  const h = bare(host)
-  return h === "localhost" || h === "::1" || h.startsWith("127.")
-}
-
-const isWildcard = (host: string): boolean => host === "" || host === "0.0.0.0" || bare(host) === "::"
-
-/** `Host: name[:port]` as a bare hostname, or undefined when it does not parse. */
-const hostnameOf = (header: string): string | undefined => {
-  try {
-    return bare(new URL(`http://${header}`).hostname)
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * DNS rebinding protection (MCP's transport security rules): a `Host` naming something other than this server, or
- * an `Origin` (sent by browsers) not allowed, is refused before anything else is read.
- */
-const requestGuard = (options: HttpOptions, host: string): (req: Http.IncomingMessage) => string | undefined => {
-  const hosts = options.allowedHosts !== undefined
-    ? new Set(options.allowedHosts.map(bare))
-    : isLoopback(host)
-    ? new Set([...LOOPBACK_HOSTS, bare(host)])
-    : isWildcard(host)
-    ? undefined
-    : new Set([bare(host)])
-  const origins = options.allowedOrigins === undefined
-    ? undefined
-    : new Set(options.allowedOrigins.map((origin) => origin.toLowerCase()))
-  return (req) => {
-    if (hosts !== undefined) {
-      const header = req.headers.host
-      const hostname = header === undefined ? undefined : hostnameOf(header)
-      if (hostname === undefined || !hosts.has(hostname)) {
-        return `Forbidden: Host ${JSON.stringify(header ?? "")} is not allowed`
-      }
-    }
-    const origin = req.headers.origin
-    if (origin !== undefined) {
-      const allowed = origins !== undefined
-        ? origins.has(origin.toLowerCase())
-        : hosts !== undefined && hostsOfOrigin(origin, hosts)
-      if (!allowed) return `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`
-    }
-    return undefined
-  }
-}
-
-const hostsOfOrigin = (origin: string, hosts: ReadonlySet<string>): boolean => {
-  try {
-    const url = new URL(origin)
-    return (url.protocol === "http:" || url.protocol === "https:") && hosts.has(bare(url.hostname))
-  } catch {
-    return false
-  }
-}
-
-const sendJsonError = (
-  res: Http.ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  headers?: Record<string, string>
-): void => {
-  res.writeHead(status, { "content-type": "application/json", ...headers })
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
-}
-
-const urlHost = (host: string): string => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
-
-interface Connection {
-  readonly transport: StreamableHTTPServerTransport
-  server: Server | undefined
-  closed: boolean
-}
-
-export const http = <T extends Tool.Any>(
-  source: Source<T>,
-  options: HttpOptions
-): Effect.Effect<HttpServer, McpServerError, Scope.Scope | Tool.Requirements<T>> =>
-  Effect.gen(function*() {
-    const core = yield* makeCore(source, options, LogLevel.Debug)
-    const host = options.host ?? DEFAULT_HOST
-    const path = options.path ?? DEFAULT_PATH
-    const stateless = options.stateless === true
-    const maxRequestBodySize = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
-    const guard = requestGuard(options, host)
-    /** Sessions by id, once initialized. */
-    const sessions = new Map<string, Connection>()
-    /** Every connection not yet closed (sessions, a session being initialized, stateless requests). */
-    const open = new Set<Connection>()
-
-    const close = async (connection: Connection): Promise<void> => {
-      connection.closed = true
-      open.delete(connection)
-      if (connection.server !== undefined) await closeServer(connection.server)
-      else await connection.transport.close().catch(() => undefined)
-    }
-
-    const serve = async (connection: Connection, req: Http.IncomingMessage, res: Http.ServerResponse) => {
-      open.add(connection)
-      connection.server = await connectServer(core, connection.transport, {
-        sessions: !stateless,
-        onclose: () => {
-          open.delete(connection)
-          if (connection.transport.sessionId !== undefined) sessions.delete(connection.transport.sessionId)
-        }
-      })
-      // closed while connecting (the client went away, or the whole server is stopping)
-      if (connection.closed) return close(connection)
-      await connection.transport.handleRequest(req, res)
-    }
-
-    const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse): Promise<void> => {
-      const refused = guard(req)
-      if (refused !== undefined) return sendJsonError(res, 403, -32000, refused)
-      if (new URL(req.url ?? "/", "http://localhost").pathname !== path) {
-        return sendJsonError(res, 404, -32000, `Not Found: the MCP endpoint is ${path}`)
-      }
-      const methods = stateless ? "POST" : "GET, POST, DELETE"
-      if (!methods.split(", ").includes(req.method ?? "")) {
-        return sendJsonError(res, 405, -32000, "Method not allowed.", { allow: methods })
-      }
-      if (stateless) {
-        // a transport and a server per request; the request ending (answered or dropped) ends its calls
-        const connection: Connection = {
-          transport: new StreamableHTTPServerTransport({ maxRequestBodySize }),
-          server: undefined,
-          closed: false
-        }
-        res.on("close", () => void close(connection))
-        return serve(connection, req, res)
-      }
-      const sessionId = req.headers["mcp-session-id"]
-      if (typeof sessionId === "string") {
-        const connection = sessions.get(sessionId)
-        if (connection === undefined) return sendJsonError(res, 404, -32001, "Session not found")
-        return connection.transport.handleRequest(req, res)
-      }
-      if (req.method !== "POST") {
-        return sendJsonError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
-      }
-      // a new session if this is an initialize request; the SDK answers anything else with 400
-      const connection: Connection = {
-        transport: new StreamableHTTPServerTransport({
-          sessionIdGenerator: randomUUID,
-          maxRequestBodySize,
-          onsessioninitialized: (id) => void sessions.set(id, connection)
-        }),
-        server: undefined,
-        closed: false
-      }
-      await serve(connection, req, res)
-      if (connection.transport.sessionId === undefined) await close(connection)
-    }
-
-    const server = Http.createServer((req, res) => {
-      handle(req, res).catch((error: unknown) => {
-        core.transportError(`${req.method} ${req.url}: ${String(error)}`)
-        if (!res.headersSent) sendJsonError(res, 500, -32603, "Internal error")
-        else res.destroy()
-      })
-    })
-
-    const address = yield* Effect.acquireRelease(
-      Effect.async<AddressInfo, McpServerError>((resume) => {
-        const failed = (error: Error) =>
-          resume(Effect.fail(
-            new McpServerError({
-              message: `cannot listen on ${urlHost(host)}:${options.port}: ${error.message}`,
-              cause: error
-            })
-          ))
-        server.once("error", failed)
-        server.listen(options.port, host, () => {
-          server.off("error", failed)
-          server.on("error", (error) => core.transportError(`the HTTP server failed: ${error.message}`))
-          resume(Effect.succeed(server.address() as AddressInfo))
-        })
-      }),
-      () =>
-        Effect.promise(async () => {
-          const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
-          await Promise.all([...open].map(close))
-          server.closeAllConnections()
-          await stopped
-        })
-    )
-    return { url: `http://${urlHost(host)}:${address.port}${path}` }
-  })

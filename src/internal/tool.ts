@@ -34,6 +34,7 @@ import { flatDecoder, fromIssue } from "./argumentProblems.js"
 import * as Arguments from "./arguments.js"
 import type { Annotations } from "./context.js"
 import type { JsonSchema } from "./jsonSchema.js"
+import * as NullAsAbsent from "./nullAsAbsent.js"
 import { reasonOf } from "./reason.js"
 
 /** Everything a call needs from its tool, with the types erased (the public `Tool` carries them). */
@@ -170,15 +171,14 @@ export const schemaDecoder = (
   }
 }
 
-/** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object as is. */
+/** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object (`null` read as absent). */
 export const jsonSchemaDecoder = (
   schema: JsonSchema
 ): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
-  const validate = Ajv.compile(schema)
+  const decode = Ajv.decoder(schema)
   return (args) => {
     try {
-      const problems = validate(args)
-      return problems === undefined ? Either.right(args) : Either.left(problems)
+      return decode(args)
     } catch (error) {
       if (error instanceof RangeError) return Either.left(tooDeep)
       throw error
@@ -239,50 +239,16 @@ const nullToAbsent = (encoded: AST.AST): (u: unknown) => unknown => {
           if (inner !== undefined) nested.push([ps.name, inner])
         }
         if (optional.size === 0 && nested.length === 0) return undefined
-        return (u) => {
-          if (typeof u !== "object" || u === null || Array.isArray(u)) return u
-          let out = u as Record<string, unknown>
-          for (const key of optional) {
-            if (out[key] === null) {
-              if (out === u) out = { ...out }
-              delete out[key]
-            }
-          }
-          for (const [key, inner] of nested) {
-            const value = out[key]
-            if (value === undefined) continue
-            const mapped = inner(value)
-            if (mapped !== value) {
-              if (out === u) out = { ...out }
-              out[key] = mapped
-            }
-          }
-          return out
-        }
+        return NullAsAbsent.objectMapper(optional, nested)
       }
       case "TupleType": {
         const rest = ast.rest.length > 0 ? build(ast.rest[0].type) : undefined
-        if (rest === undefined) return undefined
-        return (u) => {
-          if (!Array.isArray(u)) return u
-          let out = u
-          for (let i = 0; i < u.length; i++) {
-            const mapped = rest(u[i])
-            if (mapped !== u[i]) {
-              if (out === u) out = [...u]
-              out[i] = mapped
-            }
-          }
-          return out
-        }
+        return rest === undefined ? undefined : NullAsAbsent.arrayMapper(rest)
       }
-      case "Union": {
-        const members = ast.types.map(build).filter((f): f is (u: unknown) => unknown => f !== undefined)
-        if (members.length === 0) return undefined
+      case "Union":
         // Only objects are rewritten, and only keys that are optional-and-not-nullable in some member: a null
         // there cannot have been meant as null by any member that declares the key that way.
-        return (u) => members.reduce((acc, f) => f(acc), u)
-      }
+        return NullAsAbsent.allOf(ast.types.map(build).filter((f): f is NullAsAbsent.Mapper => f !== undefined))
       default:
         return undefined
     }
