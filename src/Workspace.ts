@@ -3,7 +3,9 @@
  * `list_dir`.
  *
  * Every path resolves inside the root: absolute paths elsewhere, `..` escapes and symbolic links leading outside
- * are refused with a message saying the path is outside the workspace. Writing over or editing an existing file
+ * (dangling ones included, at any depth) are refused with a message saying the path is outside the workspace. On
+ * Linux the tools work relative to folders they hold open, so a folder swapped for a link mid-call is not
+ * followed either. Only regular files are read. Writing over or editing an existing file
  * needs a `read_file` of it first (and refuses a file changed on disk since). Writes and edits are previewed as
  * unified diffs through `Permission` (action `write`); `bash` asks with action `execute` and the command as its
  * description. Calls on one file share the resource key `file:<absolute path>`, calls of `bash` the key
@@ -27,6 +29,7 @@ import * as Scope from "effect/Scope"
 import * as Recorder from "./Recorder.js"
 import * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
+import * as Confined from "./workspace/confined.js"
 import { WorkspaceError } from "./workspace/errors.js"
 import * as Files from "./workspace/files.js"
 import type { Root } from "./workspace/paths.js"
@@ -171,12 +174,17 @@ export const toolkit = (options: Options) =>
       return yield* Effect.fail(new WorkspaceError({ message: `the workspace root ${options.root} is not a folder` }))
     }
     const real = yield* fs.realPath(absolute).pipe(Effect.orElseSucceed(() => absolute))
-    const root: Root = { path: absolute, real }
+    const dir = yield* Confined.openRoot(real).pipe(
+      Effect.mapError((error) =>
+        new WorkspaceError({ message: `the workspace root ${options.root} cannot be opened: ${error.code}` })
+      )
+    )
+    const root: Root = { path: absolute, real, dir }
     const seen: Files.Seen = new Map()
     const scope = yield* Effect.scope
     const shell = yield* Effect.cached(Scope.extend(Shell.make(absolute), scope))
     const timeout = options.bashTimeout === undefined ? DEFAULT_BASH_TIMEOUT : Duration.decode(options.bashTimeout)
-    const files = { fs, path, root, seen }
+    const files = { root, seen }
     return Toolkit.make(
       Files.readFile(files),
       Files.writeFile(files),
