@@ -273,8 +273,8 @@ describe("Workspace", () => {
         const root = makeRoot()
         const texts = yield* run(root, [call("bash", { command: "echo begun; sleep 30", timeout_ms: 600 })])
         expect(texts[0]).toBe(
-          "Error: the command timed out after 600ms and was stopped (its whole process group was ended); output so " +
-            "far:\nbegun\n"
+          "Error: the command timed out after 600ms and was stopped (every process it started was ended; the working " +
+            "directory and exported variables are as they were before it); output so far:\nbegun\n"
         )
       }))
 
