@@ -9,9 +9,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Executor, Recorder } from "../src/index.js"
-import * as ProcessTree from "../src/internal/processTree.js"
 import * as Workspace from "../src/Workspace.js"
 import * as Shell from "../src/workspace/shell.js"
+import { alive, killAll as killPids } from "./fixtures/processes.js"
 import { call, makeRoot, session, text } from "./fixtures/workspace.js"
 
 const bash = (command: string, timeout_ms = 10_000) => call("bash", { command, timeout_ms })
@@ -24,21 +24,9 @@ const commands = (root: string, lines: ReadonlyArray<string>) =>
       Effect.forEach(lines, (line) => Effect.map(batch([bash(line)]), ([answer]) => answer), { concurrency: 1 })
   )
 
-const aliveNow = (pid: number): boolean => {
-  const found = ProcessTree.info(pid)
-  return found !== undefined && found.state !== "Z"
-}
+const aliveNow = alive
 
-const killAll = (pids: ReadonlyArray<number>) =>
-  Effect.sync(() => {
-    for (const pid of pids) {
-      try {
-        if (aliveNow(pid)) process.kill(pid, "SIGKILL")
-      } catch {
-        // gone
-      }
-    }
-  })
+const killAll = (pids: ReadonlyArray<number>) => Effect.sync(() => killPids(pids))
 
 /** The pids a command printed, one per line of its answer. */
 const pidsIn = (answer: string): Array<number> => answer.split("\n").filter((l) => /^\d+$/.test(l)).map(Number)

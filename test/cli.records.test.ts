@@ -9,18 +9,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Records from "../src/cli/records.js"
+import { alive, killAll } from "./fixtures/processes.js"
 import { root } from "./interop/peers.js"
 
 const bin = path.join(root, "dist/cli/main.js")
-
-const alive = (pid: number): boolean => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
-  } catch {
-    return false
-  }
-}
 
 const waitFor = async (what: () => boolean, millis: number): Promise<boolean> => {
   const deadline = Date.now() + millis
@@ -86,13 +78,7 @@ describe("agent-tools records", () => {
         // a host that ends normally removes its file
         expect(await waitFor(() => fs.readdirSync(records).length === 0, 5_000)).toBe(true)
       } finally {
-        for (const pid of leftovers) {
-          try {
-            if (alive(pid)) process.kill(pid, "SIGKILL")
-          } catch {
-            // gone
-          }
-        }
+        killAll(leftovers)
       }
     },
     30_000

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as ProcessTree from "../src/internal/processTree.js"
+import { alive, killAll } from "./fixtures/processes.js"
 
 /** Starts `bash -c script` in a session of its own and reads the pids it prints (one per line) until `count`. */
 const start = (script: string, count: number, env: Record<string, string> = {}) =>
@@ -21,22 +22,10 @@ const start = (script: string, count: number, env: Record<string, string> = {}) 
 
 const sleepMillis = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
 
-const aliveNow = (pid: number): boolean => {
-  const found = ProcessTree.info(pid)
-  return found !== undefined && found.state !== "Z"
-}
+const aliveNow = alive
 
-/** Ends whatever a test left behind, by pid (each one checked to be the process it was). */
-const cleanup = (pids: ReadonlyArray<number>) =>
-  Effect.sync(() => {
-    for (const pid of pids) {
-      try {
-        if (aliveNow(pid)) process.kill(pid, "SIGKILL")
-      } catch {
-        // gone
-      }
-    }
-  })
+/** Ends whatever a test left behind. */
+const cleanup = (pids: ReadonlyArray<number>) => Effect.sync(() => killAll(pids))
 
 const fake = (pid: number, ppid: number, sid: number, pgid: number, startTicks: number): ProcessTree.ProcessInfo => ({
   pid,
