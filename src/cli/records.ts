@@ -12,7 +12,8 @@
  * files. A host that ends normally removes its own file: its scope ended its processes already.
  *
  * Recording is best effort for the host: if the folder cannot be written, the host says so on stderr once and runs
- * without a recorder. The durable journal will take this over (the same records, the same cleanup).
+ * without a recorder. The cleanup needs `/proc` (Linux); elsewhere files are written and left alone. The durable
+ * journal will take this over (the same records, the same cleanup).
  *
  * @internal
  */
@@ -92,6 +93,8 @@ const bashRecords = (file: string): Array<Workspace.BashProcess> => {
  */
 export const cleanUp = (dir: string): Effect.Effect<number> =>
   Effect.gen(function*() {
+    // without /proc no host can be told alive, and no leftover found: leave every file as it is
+    if (ProcessTree.info(process.pid) === undefined) return 0
     let names: Array<string>
     try {
       names = fs.readdirSync(dir)
