@@ -75,14 +75,12 @@ const sync = <A>(f: () => A) => Effect.try({ try: f, catch: systemError })
 // Reading and writing content and listing folders go through the thread pool.
 export const lstat = (path: string) => sync(() => fs.lstatSync(path))
 export const readlink = (path: string) => sync(() => fs.readlinkSync(path))
-const fstat = (fd: number) => sync(() => fs.fstatSync(fd))
 const closeFd = (fd: number) => Effect.ignore(sync(() => fs.closeSync(fd)))
 const mkdir = (path: string) => sync(() => fs.mkdirSync(path, 0o777))
 const rename = (from: string, to: string) => sync(() => fs.renameSync(from, to))
 const link = (from: string, to: string) => sync(() => fs.linkSync(from, to))
 const unlink = (path: string) => Effect.ignore(sync(() => fs.unlinkSync(path)))
 const fchmod = (fd: number, mode: number) => sync(() => fs.fchmodSync(fd, mode))
-const realpath = (path: string) => sync(() => fs.realpathSync(path))
 export const readdir = (dir: Dir) =>
   call<Array<fs.Dirent>>((done) => fs.readdir(self(dir), { withFileTypes: true }, done))
 
@@ -113,20 +111,37 @@ export const openRoot = (real: string): Effect.Effect<Dir, SystemError, Scope.Sc
 const isInside = (root: string, candidate: string): boolean =>
   candidate === root || candidate.startsWith(root.endsWith("/") ? root : `${root}/`)
 
+/** The kernel's path of a descriptor now, or undefined. */
+const pathOf = (fd: number): string | undefined => {
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Whether what `fd` refers to is inside the root, by the kernel's own account of its path now (or, in the
  * fallback, by `realpath` of `path`).
  */
-const stillInside = (root: Dir, fd: number, path: string): Effect.Effect<boolean> =>
-  (procFd.enabled && root.fd !== undefined
-    ? Effect.zipWith(
-      readlink(`/proc/self/fd/${root.fd}`),
-      readlink(`/proc/self/fd/${fd}`),
-      (rootNow, now) => isInside(rootNow, now)
-    )
-    : Effect.map(realpath(path), (now) => isInside(root.real, now))).pipe(
-      Effect.orElseSucceed(() => false)
-    )
+const insideNow = (root: Dir, fd: number | undefined, path: string): boolean => {
+  if (procFd.enabled && root.fd !== undefined && fd !== undefined) {
+    const rootNow = pathOf(root.fd)
+    const now = pathOf(fd)
+    return rootNow !== undefined && now !== undefined && isInside(rootNow, now)
+  }
+  try {
+    return isInside(root.real, fs.realpathSync(path))
+  } catch {
+    return false
+  }
+}
+
+const stillInside = (root: Dir, fd: number | undefined, path: string): Effect.Effect<boolean> =>
+  Effect.sync(() => insideNow(root, fd, path))
+
+/** Whether the folder `dir` is still inside the root (it may have been moved since it was opened). */
+const folderInside = (root: Dir, dir: Dir): Effect.Effect<boolean> => stillInside(root, dir.fd, dir.real)
 
 /** What a file that is not a regular one is, in words. */
 export const describeKind = (stats: fs.Stats): string =>
@@ -153,13 +168,15 @@ export class ReadRefused extends Data.TaggedError("ReadRefused")<{
   readonly size: number
 }> {}
 
-const refused = (reason: ReadRefused["reason"], detail = "", size = 0) =>
-  Effect.fail(new ReadRefused({ reason, detail, size }))
-
 /**
  * Reads the regular file `name` of `dir`, at most `maxBytes` of it. The file is opened `O_NOFOLLOW` (a link is
  * refused, never followed) and `O_NONBLOCK` (opening a FIFO never waits for a writer), then checked on the
- * descriptor: a regular file, inside the root, no larger than `maxBytes` (also if it grows while being read).
+ * descriptor: a regular file, inside the root, no larger than `maxBytes`. What is read is the size `fstat` gave,
+ * so a file that grows meanwhile is read as it was.
+ *
+ * This is what a grep does for every file of a walk, so it is one callback core (the calls on the descriptor
+ * synchronous, the read through the thread pool) wrapped once: an interruption mid-read closes the descriptor
+ * when the read returns.
  */
 export const readRegular = (
   root: Dir,
@@ -167,34 +184,54 @@ export const readRegular = (
   name: string,
   maxBytes: number
 ): Effect.Effect<Uint8Array, ReadRefused> =>
-  Effect.scoped(Effect.gen(function*() {
+  Effect.async<Uint8Array, ReadRefused>((resume) => {
+    const refuse = (reason: ReadRefused["reason"], detail = "", size = 0) =>
+      resume(Effect.fail(new ReadRefused({ reason, detail, size })))
     const path = entry(dir, name)
-    const fd = yield* open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY).pipe(
-      Effect.catchAll((error) =>
-        error.code === "ENOENT" || error.code === "ENOTDIR"
-          ? refused("missing")
-          : error.code === "ELOOP"
-          ? refused("not-regular", "a symbolic link")
-          : refused("failed", error.reason)
-      )
-    )
-    const stats = yield* fstat(fd).pipe(Effect.catchAll((error) => refused("failed", error.reason)))
-    if (!stats.isFile()) return yield* refused("not-regular", describeKind(stats))
-    if (!(yield* stillInside(root, fd, path))) return yield* refused("moved")
-    if (stats.size > maxBytes) return yield* refused("too-large", "", stats.size)
-    // the size fstat gave is what is read: a file that grows meanwhile is read as it was, a FIFO never gets here
-    const buffer = Buffer.allocUnsafe(stats.size)
-    let length = 0
-    while (length < buffer.length) {
-      const at = length
-      const read = yield* call<number>((done) => fs.read(fd, buffer, at, buffer.length - at, at, done)).pipe(
-        Effect.catchAll((error) => refused("failed", error.reason))
-      )
-      if (read === 0) break
-      length += read
+    let fd: number
+    try {
+      fd = fs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+    } catch (error) {
+      const { code, reason } = systemError(error)
+      return code === "ENOENT" || code === "ENOTDIR"
+        ? refuse("missing")
+        : code === "ELOOP"
+        ? refuse("not-regular", "a symbolic link")
+        : refuse("failed", reason)
     }
-    return buffer.subarray(0, length)
-  }))
+    let abandoned = false
+    const close = () => {
+      try {
+        fs.closeSync(fd)
+      } catch {
+        // closed already
+      }
+    }
+    let stats: fs.Stats
+    try {
+      stats = fs.fstatSync(fd)
+    } catch (error) {
+      close()
+      return refuse("failed", systemError(error).reason)
+    }
+    if (!stats.isFile()) return (close(), refuse("not-regular", describeKind(stats)))
+    if (!insideNow(root, fd, path)) return (close(), refuse("moved"))
+    if (stats.size > maxBytes) return (close(), refuse("too-large", "", stats.size))
+    const buffer = Buffer.allocUnsafe(stats.size)
+    const readFrom = (at: number): void => {
+      if (at >= buffer.length) return (close(), resume(Effect.succeed(buffer)))
+      fs.read(fd, buffer, at, buffer.length - at, at, (error, read) => {
+        if (abandoned) return close()
+        if (error !== null) return (close(), refuse("failed", error.message))
+        if (read === 0) return (close(), resume(Effect.succeed(buffer.subarray(0, at))))
+        readFrom(at + read)
+      })
+    }
+    readFrom(0)
+    return Effect.sync(() => {
+      abandoned = true
+    })
+  })
 
 /** Why a write did not happen, in words for the model (the caller adds the file's name). */
 export class WriteRefused extends Data.TaggedError("WriteRefused")<{ readonly reason: string }> {}
@@ -231,11 +268,74 @@ export const makeDir = (dir: Dir, name: string): Effect.Effect<Dir, WriteRefused
     )
   })
 
+/** A file's new content, written beside it and not yet in its place. */
+export interface Staged {
+  /**
+   * Puts the content in its place: a rename over the file (`replace`), or a link to its name that fails if the
+   * name exists (`create`). The folder is checked once more to be inside the root first.
+   */
+  readonly commit: Effect.Effect<void, WriteRefused>
+}
+
+const MOVED_OUT = "its folder was moved out of the workspace while it was being written (nothing was written)"
+
 /**
- * Writes `bytes` as the file `name` of `dir`, atomically: a temporary file beside it, then a rename over it
- * (`replace`) or a link to the name that fails if the name exists (`create`). `mode` is the permission bits to
- * keep (an overwritten file's); a new file gets the usual `0o666` less the umask.
+ * Writes `bytes` to a temporary file created `O_EXCL | O_NOFOLLOW` in `dir`, to become its entry `name` on
+ * {@link Staged.commit}; the temporary file is removed when the scope closes unless it was committed. `mode` is
+ * the permission bits to keep (an overwritten file's); a new file gets the usual `0o666` less the umask. Staging
+ * every file of a change before committing any is how a change to several files fails before it touches one.
  */
+export const stage = (
+  root: Dir,
+  dir: Dir,
+  name: string,
+  bytes: Uint8Array,
+  options: { readonly create: boolean; readonly mode?: number | undefined }
+): Effect.Effect<Staged, WriteRefused, Scope.Scope> =>
+  Effect.gen(function*() {
+    const tempPath = entry(dir, `.agent-tools-${randomBytes(8).toString("hex")}.tmp`)
+    // the temporary file goes when the scope closes, unless it was renamed into place
+    let placed = false
+    yield* Effect.addFinalizer(() => (placed ? Effect.void : unlink(tempPath)))
+    // the descriptor is closed once the content is written, whatever the scope's length
+    yield* Effect.scoped(Effect.gen(function*() {
+      const fd = yield* open(tempPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).pipe(
+        Effect.catchAll((error) =>
+          writeRefused(
+            error.code === "ENOENT"
+              ? "its folder was removed while it was being written (nothing was written)"
+              : `cannot create a file in its folder: ${error.code}`
+          )
+        )
+      )
+      if (!(yield* stillInside(root, fd, tempPath))) return yield* writeRefused(MOVED_OUT)
+      if (options.mode !== undefined) yield* Effect.ignore(fchmod(fd, options.mode & 0o7777))
+      yield* writeAll(fd, bytes).pipe(Effect.catchAll((error) => writeRefused(`cannot write: ${error.reason}`)))
+    }))
+    const target = entry(dir, name)
+    const commit = Effect.gen(function*() {
+      if (!(yield* folderInside(root, dir))) return yield* writeRefused(MOVED_OUT)
+      if (!options.create) {
+        yield* rename(tempPath, target).pipe(Effect.catchAll((error) => writeRefused(`cannot write: ${error.code}`)))
+        placed = true
+        return
+      }
+      yield* link(tempPath, target).pipe(
+        Effect.catchAll((error) =>
+          error.code === "EEXIST"
+            ? writeRefused("it was created by someone else meanwhile; read it first with read_file")
+            // a filesystem without hard links: a rename, which cannot refuse an existing name
+            : Effect.zipRight(
+              rename(tempPath, target).pipe(Effect.catchAll((e) => writeRefused(`cannot write: ${e.code}`))),
+              Effect.sync(() => (placed = true))
+            )
+        )
+      )
+    })
+    return { commit }
+  })
+
+/** Writes `bytes` as the file `name` of `dir`, atomically: {@link stage}, then commit. */
 export const writeAtomic = (
   root: Dir,
   dir: Dir,
@@ -243,45 +343,4 @@ export const writeAtomic = (
   bytes: Uint8Array,
   options: { readonly create: boolean; readonly mode?: number | undefined }
 ): Effect.Effect<void, WriteRefused> =>
-  Effect.scoped(Effect.gen(function*() {
-    const temp = `.agent-tools-${randomBytes(8).toString("hex")}.tmp`
-    const tempPath = entry(dir, temp)
-    const fd = yield* open(tempPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o666).pipe(
-      Effect.catchAll((error) =>
-        writeRefused(
-          error.code === "ENOENT"
-            ? "its folder was removed while it was being written (nothing was written)"
-            : `cannot create a file in its folder: ${error.code}`
-        )
-      )
-    )
-    // from here on, the temporary file goes whatever happens, unless it was renamed
-    let placed = false
-    yield* Effect.addFinalizer(() => (placed ? Effect.void : unlink(tempPath)))
-    if (!(yield* stillInside(root, fd, tempPath))) {
-      return yield* writeRefused(
-        "its folder was moved out of the workspace while it was being written (nothing was written)"
-      )
-    }
-    if (options.mode !== undefined) yield* Effect.ignore(fchmod(fd, options.mode & 0o7777))
-    yield* writeAll(fd, bytes).pipe(Effect.catchAll((error) => writeRefused(`cannot write: ${error.reason}`)))
-    const target = entry(dir, name)
-    if (!options.create) {
-      yield* rename(tempPath, target).pipe(Effect.catchAll((error) => writeRefused(`cannot write: ${error.code}`)))
-      placed = true
-      return
-    }
-    const linked = yield* link(tempPath, target).pipe(
-      Effect.as(true),
-      Effect.catchAll((error) =>
-        error.code === "EEXIST"
-          ? writeRefused("it was created by someone else meanwhile; read it first with read_file")
-          // a filesystem without hard links: a rename, which cannot refuse an existing name
-          : Effect.as(
-            rename(tempPath, target).pipe(Effect.catchAll((e) => writeRefused(`cannot write: ${e.code}`))),
-            false
-          )
-      )
-    )
-    if (!linked) placed = true
-  }))
+  Effect.scoped(Effect.flatMap(stage(root, dir, name, bytes, options), (staged) => staged.commit))

@@ -119,7 +119,7 @@ const requireSeen = (ctx: Context, target: Target) =>
 /**
  * Writes a file of the workspace atomically where a target resolved: the folders missing on the way made first,
  * each opened without following links, then the content written beside the file and renamed over it (see
- * confined.ts). `create` refuses a file that appeared since the target was resolved.
+ * confined.ts). A target that was absent is created, and refused if a file appeared there since it was resolved.
  */
 export const writeTarget = (ctx: Context, target: Target, content: string) =>
   Effect.scoped(Effect.gen(function*() {

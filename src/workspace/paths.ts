@@ -161,11 +161,3 @@ export const resolve = (root: Root, given: string | undefined): Effect.Effect<Ta
     }
     return result([], "directory", undefined)
   })
-
-/** The folder a target names (`kind` `directory`), or the refusal. */
-export const folderOf = (target: Target): Effect.Effect<Dir, WorkspaceError> =>
-  target.kind === "directory"
-    ? Effect.succeed(target.dir)
-    : Effect.fail(
-      target.kind === "absent" ? notFound(target.shown) : new WorkspaceError({ message: `${target.shown} is a file` })
-    )
