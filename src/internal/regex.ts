@@ -122,8 +122,8 @@ const re2Reason = (error: unknown): string => {
 }
 
 /**
- * Compiles a pattern for RE2, or says why it cannot be. A literal pattern needs no compiling when case matters:
- * it is searched for with `includes`.
+ * Compiles a pattern for RE2, or says why it cannot be. Plain text needs no compiling when case matters: it is
+ * searched for with `includes`.
  */
 export const compile = (pattern: string, options: Options = {}): Either.Either<Matcher, RegexError> => {
   if (pattern.length > MAX_PATTERN_LENGTH) {
@@ -134,7 +134,8 @@ export const compile = (pattern: string, options: Options = {}): Either.Either<M
       })
     )
   }
-  if (options.literal === true && options.ignoreCase !== true) {
+  // plain text (a literal, or a pattern without one metacharacter) is searched for as text: the same answers, faster
+  if ((options.literal === true || !/[\\^$.*+?()[\]{}|]/.test(pattern)) && options.ignoreCase !== true) {
     return Either.right({ test: (text) => text.includes(pattern) })
   }
   const source = options.literal === true ? Either.right(RE2JS.quote(pattern)) : scan(pattern)
