@@ -79,6 +79,8 @@ export const MAX_BASH_TIMEOUT: Duration.Duration = Duration.minutes(10)
 export const BashProcess = Schema.Struct({ pgid: Schema.Int, command: Schema.String, marker: Schema.String })
 
 /**
+ * A decoded {@link BashProcess} record.
+ *
  * @since 0.1.0
  * @category records
  */
@@ -108,8 +110,8 @@ export const BASH_PROCESS_NAMESPACE = "bash/process"
  * const recover = (records: ReadonlyArray<Recorder.Record>) =>
  *   Workspace.endLeftovers(
  *     records.flatMap((record) => {
- *       const process = Recorder.decode(record, Workspace.BashProcess)
- *       return Either.isRight(process) ? [process.right] : []
+ *       const started = Recorder.decode(record, Workspace.BashProcess)
+ *       return Either.isRight(started) ? [started.right] : []
  *     })
  *   )
  * ```

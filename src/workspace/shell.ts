@@ -7,8 +7,8 @@
  * writes the directory and the exported variables it ended with to a file, which this module reads back as data
  * (NUL-separated, never sourced) and keeps for the next command. So:
  * - nothing a command does reaches the protocol: the exit status is the bash process's own, as the kernel reports
- *   it; the end of a command is its process's exit; output is read from a pipe; no variable, function, alias,
- *   trap or option of one command exists in the next one's bash before the wrapper's own code has run;
+ *   it; the end of a command is its process's exit; output is read from a pipe; of one command nothing but its
+ *   directory and exported variables reaches the next one's bash, no function, alias, trap or option;
  * - a bash that is killed (`kill -9 $$`, the OOM killer) takes nothing with it but that command: the next command
  *   starts as usual, with the state from before the killed one, and the killed one's answer says so;
  * - `unset` lasts (the environment is what the command left, not a merge), and so do `cd` and `export` in a
