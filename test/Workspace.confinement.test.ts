@@ -141,6 +141,22 @@ describe("Workspace confinement", () => {
       }))
   })
 
+  describe("a root given through a link", () => {
+    it.effect("paths under either name of the root are inside, and shown from the root", () =>
+      Effect.gen(function*() {
+        const real = makeRoot({ "src/a.ts": "needle\n" })
+        const alias = path.join(makeRoot(), "alias")
+        fs.symlinkSync(real, alias)
+        const texts = yield* run(alias, [
+          call("read_file", { path: path.join(real, "src/a.ts") }, "1"),
+          call("grep", { pattern: "needle", path: path.join(real, "src") }, "2"),
+          call("write_file", { path: path.join(alias, "src/b.ts"), content: "b\n" }, "3")
+        ])
+        expect(texts).toEqual(["     1\tneedle", "src/a.ts:1: needle", "created src/b.ts (1 lines)"])
+        expect(fs.readFileSync(path.join(real, "src/b.ts"), "utf8")).toBe("b\n")
+      }))
+  })
+
   describe("names that start with two dots", () => {
     it.effect("..config/a.txt and ...txt are ordinary names: written, read, listed, found", () =>
       Effect.gen(function*() {

@@ -85,11 +85,12 @@ export const resolve = (root: Root, given: string | undefined): Effect.Effect<Ta
     if (asGiven.includes("\0")) {
       return yield* Effect.fail(new WorkspaceError({ message: "the path contains a NUL character; remove it" }))
     }
-    const absolute = nodePath.resolve(root.path, asGiven)
-    // an absolute path may name the root by its real path
-    let relative = nodePath.relative(root.path, absolute)
-    if (!staysInside(relative)) relative = nodePath.relative(root.real, absolute)
+    const resolved = nodePath.resolve(root.path, asGiven)
+    // an absolute path may name the root by its real path; from here on it is named the way the root was given
+    let relative = nodePath.relative(root.path, resolved)
+    if (!staysInside(relative)) relative = nodePath.relative(root.real, resolved)
     if (!staysInside(relative)) return yield* Effect.fail(outside(asGiven))
+    const absolute = nodePath.join(root.path, relative)
     const shown = relative === "" ? "." : relative
     const fail = (message: string) => Effect.fail(new WorkspaceError({ message: `${shown} ${message}` }))
 
