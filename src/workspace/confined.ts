@@ -268,6 +268,13 @@ export const makeDir = (dir: Dir, name: string): Effect.Effect<Dir, WriteRefused
     )
   })
 
+/** How a file is written: `create` a new one (refused if the name exists by then), or replace one. */
+export interface WriteOptions {
+  readonly create: boolean
+  /** The permission bits to keep (an overwritten file's); a new file gets `0o666` less the umask. */
+  readonly mode?: number | undefined
+}
+
 /** A file's new content, written beside it and not yet in its place. */
 export interface Staged {
   /**
@@ -281,8 +288,7 @@ const MOVED_OUT = "its folder was moved out of the workspace while it was being 
 
 /**
  * Writes `bytes` to a temporary file created `O_EXCL | O_NOFOLLOW` in `dir`, to become its entry `name` on
- * {@link Staged.commit}; the temporary file is removed when the scope closes unless it was committed. `mode` is
- * the permission bits to keep (an overwritten file's); a new file gets the usual `0o666` less the umask. Staging
+ * {@link Staged.commit}; the temporary file is removed when the scope closes unless it was committed. Staging
  * every file of a change before committing any is how a change to several files fails before it touches one.
  */
 export const stage = (
@@ -290,7 +296,7 @@ export const stage = (
   dir: Dir,
   name: string,
   bytes: Uint8Array,
-  options: { readonly create: boolean; readonly mode?: number | undefined }
+  options: WriteOptions
 ): Effect.Effect<Staged, WriteRefused, Scope.Scope> =>
   Effect.gen(function*() {
     const tempPath = entry(dir, `.agent-tools-${randomBytes(8).toString("hex")}.tmp`)
@@ -341,6 +347,6 @@ export const writeAtomic = (
   dir: Dir,
   name: string,
   bytes: Uint8Array,
-  options: { readonly create: boolean; readonly mode?: number | undefined }
+  options: WriteOptions
 ): Effect.Effect<void, WriteRefused> =>
   Effect.scoped(Effect.flatMap(stage(root, dir, name, bytes, options), (staged) => staged.commit))

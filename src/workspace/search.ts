@@ -202,12 +202,15 @@ export const glob = (ctx: Context) =>
   })
 
 /** Why a file was not searched, in words; undefined for a file that was. */
-type Skipped = "binary" | "too large" | "not a regular file" | "unreadable"
+type Skipped = "binary" | "too large" | "not a regular file" | "unreadable" | "gone"
 
+/** The kinds a walk counts, in the order it names them; a file gone since the folder was read is not one. */
 const SKIP_ORDER: ReadonlyArray<Skipped> = ["binary", "too large", "not a regular file", "unreadable"]
 
 const skipReason = (refusal: ReadRefused): Skipped =>
-  refusal.reason === "too-large"
+  refusal.reason === "missing"
+    ? "gone"
+    : refusal.reason === "too-large"
     ? "too large"
     : refusal.reason === "not-regular"
     ? "not a regular file"
@@ -310,6 +313,8 @@ export const grep = (ctx: Context) =>
                   ? "it is not a regular file"
                   : skipped === "unreadable"
                   ? "it cannot be read"
+                  : skipped === "gone"
+                  ? "it was removed meanwhile"
                   : undefined
             )
           if (reason !== undefined) return `${base.shown} was not searched: ${reason}`
