@@ -13,6 +13,7 @@ import { checkExamples } from "./examples.js"
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "workspace-doc-"))
 fs.mkdirSync(path.join(root, "src"))
 fs.writeFileSync(path.join(root, "src/greet.ts"), "export const greet = (name: string) => `Hi ${name}`\n")
+fs.writeFileSync(path.join(root, "logo.png"), Uint8Array.from([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]))
 
 // #region batch
 /** What the model reads back for one call. */
@@ -83,7 +84,26 @@ const recordsDemo = Effect.gen(function*() {
     process: Recorder.decode(entry.record, Workspace.BashProcess)
   }
 })
-// => { call: "job", namespace: "bash/process", process: Either.right({ pgid: 12345, command: "echo working" }) }
+// => { call: "job", namespace: "bash/process",
+//      process: Either.right({ pgid: 12345, command: "echo working", marker: "4f1c...:1" }) }
+// #endregion
+
+// #region search
+const searchDemo = Effect.scoped(Effect.gen(function*() {
+  const kit = yield* Workspace.toolkit({ root })
+  const outcomes = yield* Executor.run(kit, [
+    { id: "1", name: "grep", arguments: { pattern: "greet", ignore_case: true } },
+    { id: "2", name: "grep", arguments: { pattern: "(Hi|Hello) \\1" } },
+    { id: "3", name: "grep", arguments: { pattern: "x", path: "logo.png" } }
+  ])
+  return outcomes.map(modelText)
+})).pipe(Effect.provide(NodeContext.layer))
+// => [
+//   "src/greet.ts:1: export const greet = ...\n(1 file not searched: 1 binary)",
+//   "Error: invalid regular expression (RE2 syntax): backreferences (\\1, \\2, ...) are not supported; RE2 cannot
+//    match a repeat of an earlier group; search for the text itself; or set literal to search for the text as it is",
+//   "logo.png was not searched: it is a binary file"
+// ]
 // #endregion
 
 describe("docs/workspace.md", () => {
@@ -117,5 +137,16 @@ describe("docs/workspace.md", () => {
       expect(result.namespace).toBe("bash/process")
       expect(Either.isRight(result.process) && result.process.right.command).toBe("echo working")
       expect(Either.isRight(result.process) && result.process.right.pgid).toBeGreaterThan(1)
+      expect(Either.isRight(result.process) && result.process.right.marker).toMatch(/^[0-9a-f-]{36}:1$/)
     }))
+
+  it.live("search: RE2 patterns, the construct RE2 lacks named, skipped files said so", () =>
+    Effect.map(searchDemo, (texts) =>
+      expect(texts).toEqual([
+        "src/greet.ts:1: export const greet = (name: string) => `Hello ${name}`\n(1 file not searched: 1 binary)",
+        "Error: invalid regular expression (RE2 syntax): backreferences (\\1, \\2, ...) are not supported; RE2 " +
+        "cannot match a repeat of an earlier group; search for the text itself; or set literal to search for the " +
+        "text as it is",
+        "logo.png was not searched: it is a binary file"
+      ])))
 })

@@ -3,17 +3,24 @@
  * `list_dir`.
  *
  * Every path resolves inside the root: absolute paths elsewhere, `..` escapes and symbolic links leading outside
- * are refused with a message saying the path is outside the workspace. Writing over or editing an existing file
- * needs a `read_file` of it first (and refuses a file changed on disk since). Writes and edits are previewed as
- * unified diffs through `Permission` (action `write`); `bash` asks with action `execute` and the command as its
- * description. Calls on one file share the resource key `file:<absolute path>`, calls of `bash` the key
- * `shell:session`, so a batch keeps the model's order where it matters and runs the rest alongside.
+ * (dangling ones included, at any depth) are refused with a message saying the path is outside the workspace. On
+ * Linux the tools work relative to folders they hold open, opening each component without following links and
+ * checking every descriptor they read or write through, so a folder swapped for a link mid-call is not followed
+ * either (docs/workspace.md says exactly what is left). Writes are atomic (a temporary file renamed over the
+ * target). Only regular files are read: a FIFO or a device is refused by name and skipped by walks, never opened
+ * for a read that could wait forever. Overwriting or editing an existing file needs a `read_file` of it first (and
+ * refuses a file changed on disk since). Writes and edits are previewed as unified diffs through `Permission`
+ * (action `write`); `bash` asks with action `execute` and the command as its description. Calls on one file share
+ * the resource key `file:<absolute path>`, calls of `bash` the key `shell:session`, so a batch keeps the model's
+ * order where it matters and runs the rest alongside. `grep` takes RE2 syntax and matches in linear time.
  *
- * `bash` runs in one persistent shell per toolkit (the working directory and exported variables persist between
- * calls). Each command gets a process group of its own: interrupting or timing out a call ends that group,
- * background children included, and the shell stays usable. The shell is a `Scope` resource of the toolkit, gone
- * when the toolkit's scope closes. Right after a command starts, its process group id is written through
- * `Recorder.write` (namespace `bash/process`), so a host that dies mid-call can still find and end it.
+ * `bash` keeps one shell's state per toolkit (the working directory and exported variables persist between
+ * calls), each command run by a bash of its own in a process group and session of its own: interrupting or timing
+ * out a call ends every process it started (`setsid` included), and a bash that is killed costs only its own
+ * command. Output is read from a pipe and kept head and tail, never written to disk. The shell is a `Scope`
+ * resource of the toolkit: closing the scope ends every process its commands left running. Before a command runs,
+ * its process group id and marker are written through `Recorder.write` (namespace `bash/process`), so a host that
+ * dies mid-call can still find and end what it started ({@link endLeftovers}).
  *
  * @since 0.1.0
  */
@@ -24,9 +31,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as ProcessTree from "./internal/processTree.js"
 import * as Recorder from "./Recorder.js"
 import * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
+import * as Confined from "./workspace/confined.js"
 import { WorkspaceError } from "./workspace/errors.js"
 import * as Files from "./workspace/files.js"
 import type { Root } from "./workspace/paths.js"
@@ -60,12 +69,22 @@ export const DEFAULT_BASH_TIMEOUT: Duration.Duration = Duration.minutes(2)
 export const MAX_BASH_TIMEOUT: Duration.Duration = Duration.minutes(10)
 
 /**
- * The record written when a `bash` command starts: its process group id and the command.
+ * The record written when a `bash` command starts, before it runs: its process group id, the command, and the
+ * marker every process it starts carries in its environment (`AGENT_TOOLS_SHELL=<marker>`), which is how
+ * {@link endLeftovers} tells them from processes that reused their ids.
  *
  * @since 0.1.0
  * @category records
  */
-export const BashProcess = Schema.Struct({ pgid: Schema.Int, command: Schema.String })
+export const BashProcess = Schema.Struct({ pgid: Schema.Int, command: Schema.String, marker: Schema.String })
+
+/**
+ * A decoded {@link BashProcess} record.
+ *
+ * @since 0.1.0
+ * @category records
+ */
+export type BashProcess = typeof BashProcess.Type
 
 /**
  * The namespace of {@link BashProcess} records.
@@ -74,6 +93,40 @@ export const BashProcess = Schema.Struct({ pgid: Schema.Int, command: Schema.Str
  * @category records
  */
 export const BASH_PROCESS_NAMESPACE = "bash/process"
+
+/**
+ * Ends what recorded `bash` commands left running, for a host recovering from a crash: every live process whose
+ * environment carries one of the records' markers (found through `/proc`, so also those that left the process
+ * group with `setsid`), SIGTERM then SIGKILL after a grace. A process without the marker is never touched,
+ * whatever its process group: ids are reused. Gives how many processes were found. Without `/proc` it finds
+ * nothing.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Either } from "effect"
+ * import { Recorder, Workspace } from "effect-agent-tools"
+ *
+ * // the records a dead host left: end what their commands left running
+ * const recover = (records: ReadonlyArray<Recorder.Record>) =>
+ *   Workspace.endLeftovers(
+ *     records.flatMap((record) => {
+ *       const started = Recorder.decode(record, Workspace.BashProcess)
+ *       return Either.isRight(started) ? [started.right] : []
+ *     })
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category recovery
+ */
+export const endLeftovers = (processes: ReadonlyArray<BashProcess>): Effect.Effect<number> =>
+  Effect.suspend(() => {
+    const markers = new Set(processes.map((p) => p.marker))
+    if (markers.size === 0) return Effect.succeed(0)
+    const find = () => ProcessTree.withEnvironment(Shell.MARKER_VARIABLE, (value) => markers.has(value))
+    const found = find().length
+    return Effect.as(ProcessTree.end({ graceMillis: Shell.STOP_GRACE_MILLIS, find }), found)
+  })
 
 /**
  * Options of {@link toolkit}.
@@ -92,6 +145,15 @@ const lastLine = (output: string): string => {
   const lines = output.trimEnd().split("\n")
   const line = lines[lines.length - 1] ?? ""
   return line.length > 200 ? `${line.slice(0, 200)}…` : line
+}
+
+/** The line that ends a `bash` answer: how the command ended, and what the model should know about the state. */
+const ending = (result: Shell.CommandResult): string => {
+  const notes = result.notes.map((note) => `(${note})\n`).join("")
+  return result.ending._tag === "Exited"
+    ? `${notes}(exit code ${result.ending.code})`
+    : `${notes}(the shell running this command was killed by ${result.ending.signal}; the working directory and ` +
+      "exported variables are as they were before this command; the next command starts a new shell)"
 }
 
 const bash = (shell: Effect.Effect<Shell.Shell, WorkspaceError>, defaultTimeout: Duration.Duration) =>
@@ -117,8 +179,8 @@ const bash = (shell: Effect.Effect<Shell.Shell, WorkspaceError>, defaultTimeout:
         let soFar = ""
         const timeout = timeout_ms === undefined ? defaultTimeout : Duration.millis(timeout_ms)
         const result = yield* session.run(command, {
-          onStarted: (pgid) =>
-            Recorder.write(Recorder.makeRecord(BASH_PROCESS_NAMESPACE, BashProcess, { pgid, command })),
+          onStarted: ({ marker, pgid }) =>
+            Recorder.write(Recorder.makeRecord(BASH_PROCESS_NAMESPACE, BashProcess, { pgid, command, marker })),
           onOutput: (output) => {
             soFar = output
             return Tool.progress({ message: lastLine(output), partial: output })
@@ -127,13 +189,14 @@ const bash = (shell: Effect.Effect<Shell.Shell, WorkspaceError>, defaultTimeout:
         if (Option.isNone(result)) {
           return yield* Effect.fail(
             new WorkspaceError({
-              message: `the command timed out after ${Duration.format(timeout)} and was stopped (its whole process ` +
-                `group was ended); output so far:\n${soFar === "" ? "(none)" : soFar}`
+              message: `the command timed out after ${Duration.format(timeout)} and was stopped (every process it ` +
+                "started was ended; the working directory and exported variables are as they were before it); " +
+                `output so far:\n${soFar === "" ? "(none)" : soFar}`
             })
           )
         }
-        const { exitCode, output } = result.value
-        return `${output === "" ? "(no output)" : output.replace(/\n$/, "")}\n(exit code ${exitCode})`
+        const output = result.value.output
+        return `${output === "" ? "(no output)" : output.replace(/\n$/, "")}\n${ending(result.value)}`
       })
   })
 
@@ -171,12 +234,17 @@ export const toolkit = (options: Options) =>
       return yield* Effect.fail(new WorkspaceError({ message: `the workspace root ${options.root} is not a folder` }))
     }
     const real = yield* fs.realPath(absolute).pipe(Effect.orElseSucceed(() => absolute))
-    const root: Root = { path: absolute, real }
+    const dir = yield* Confined.openRoot(real).pipe(
+      Effect.mapError((error) =>
+        new WorkspaceError({ message: `the workspace root ${options.root} cannot be opened: ${error.code}` })
+      )
+    )
+    const root: Root = { path: absolute, real, dir }
     const seen: Files.Seen = new Map()
     const scope = yield* Effect.scope
     const shell = yield* Effect.cached(Scope.extend(Shell.make(absolute), scope))
     const timeout = options.bashTimeout === undefined ? DEFAULT_BASH_TIMEOUT : Duration.decode(options.bashTimeout)
-    const files = { fs, path, root, seen }
+    const files = { root, seen }
     return Toolkit.make(
       Files.readFile(files),
       Files.writeFile(files),

@@ -2,45 +2,11 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Layer, Ref, Stream } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Executor, Permission, Recorder } from "../src/index.js"
 import * as Process from "../src/internal/process.js"
 import * as Workspace from "../src/Workspace.js"
-import { modelText as text } from "./helpers.js"
-
-/** A fresh workspace folder with the given files (`path -> content`). */
-const makeRoot = (files: Record<string, string | Uint8Array> = {}): string => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "workspace-test-"))
-  for (const [name, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true })
-    fs.writeFileSync(path.join(root, name), content)
-  }
-  return root
-}
-
-const call = (name: string, args: Record<string, unknown>, id = name): Executor.ToolCall => ({
-  id,
-  name,
-  arguments: args
-})
-
-/** Runs calls, one batch, against a toolkit over `root`; gives the model-facing texts. */
-const run = (root: string, calls: ReadonlyArray<Executor.ToolCall>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const kit = yield* Workspace.toolkit({ root })
-    return (yield* Executor.run(kit, calls)).map(text)
-  })).pipe(Effect.provide(NodeContext.layer))
-
-/** Runs several batches, in order, against one toolkit (one shell, one read history). */
-const session = <A>(
-  root: string,
-  body: (batch: (calls: ReadonlyArray<Executor.ToolCall>) => Effect.Effect<Array<string>>) => Effect.Effect<A>
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const kit = yield* Workspace.toolkit({ root })
-    return yield* body((calls) => Effect.map(Executor.run(kit, calls), (outcomes) => outcomes.map(text)))
-  })).pipe(Effect.provide(NodeContext.layer))
+import { call, makeRoot, run, session, text } from "./fixtures/workspace.js"
 
 const groupGone = (pgid: number): boolean => !Process.groupAlive(pgid)
 
@@ -307,8 +273,8 @@ describe("Workspace", () => {
         const root = makeRoot()
         const texts = yield* run(root, [call("bash", { command: "echo begun; sleep 30", timeout_ms: 600 })])
         expect(texts[0]).toBe(
-          "Error: the command timed out after 600ms and was stopped (its whole process group was ended); output so " +
-            "far:\nbegun\n"
+          "Error: the command timed out after 600ms and was stopped (every process it started was ended; the working " +
+            "directory and exported variables are as they were before it); output so far:\nbegun\n"
         )
       }))
 
@@ -379,11 +345,12 @@ describe("Workspace", () => {
           call("grep", { pattern: "c(1 +" }, "4"),
           call("grep", { pattern: "^export", path: "src/a.ts" }, "5")
         ])
-        expect(texts[0]).toBe("src/a.ts:2: // TODO: a\nsrc/b.js:1: const b = 'TODO'")
+        expect(texts[0]).toBe("src/a.ts:2: // TODO: a\nsrc/b.js:1: const b = 'TODO'\n(1 file not searched: 1 binary)")
         expect(texts[1]).toBe("src/a.ts:2: // TODO: a")
-        expect(texts[2]).toBe("src/sub/c.ts:1: c(1 + 2)")
-        expect(texts[3]).toMatch(
-          /^Error: invalid regular expression: .*; set literal to search for the text as it is$/
+        expect(texts[2]).toBe("src/sub/c.ts:1: c(1 + 2)\n(1 file not searched: 1 binary)")
+        expect(texts[3]).toBe(
+          "Error: invalid regular expression (RE2 syntax): missing closing ): `c(1 +`; correct the pattern; or set " +
+            "literal to search for the text as it is"
         )
         expect(texts[4]).toBe("src/a.ts:1: export const a = 1")
       }))

@@ -20,6 +20,7 @@ import * as Toolkit from "../Toolkit.js"
 import type * as ToolResult from "../ToolResult.js"
 import * as Workspace from "../Workspace.js"
 import * as Demo from "./demo.js"
+import * as Records from "./records.js"
 import { stderrSink, stdoutSink } from "./render.js"
 
 export { version } from "./version.js"
@@ -280,4 +281,4 @@ export const call = (
     }
     const text = printable(outcome.right)
     process.stdout.write(text.endsWith("\n") ? text : `${text}\n`)
-  }))
+  })).pipe(Effect.provide(Records.layer(root)))

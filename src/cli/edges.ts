@@ -18,6 +18,7 @@ import * as ToolError from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
 import * as Workspace from "../Workspace.js"
 import { CommandFailed, printable, progressPrinter, UsageError } from "./commands.js"
+import * as Records from "./records.js"
 import { version } from "./version.js"
 
 const root = Options.directory("root", { exists: "yes" }).pipe(
@@ -50,13 +51,17 @@ export const mcp = Command.make("mcp", {
     }).pipe(Effect.catchIf((e) => e.reason === "Options", (e) => Effect.fail(new UsageError({ message: e.message }))))
     process.stderr.write(`serving the workspace tools of ${rootOf(root)} at ${url}\n`)
     return yield* Effect.never
-  }))).pipe(Command.withDescription("Serve the workspace tools over MCP (stdio by default, or Streamable HTTP)"))
+  })).pipe(Effect.provide(Records.layer(rootOf(root))))).pipe(
+    Command.withDescription("Serve the workspace tools over MCP (stdio by default, or Streamable HTTP)")
+  )
 
 export const provider = Command.make("provider", { root }, ({ root }) =>
   Effect.scoped(Effect.gen(function*() {
     const kit = yield* Workspace.toolkit({ root: rootOf(root) })
     return yield* StdioProvider.serve(kit)
-  }))).pipe(Command.withDescription("Serve the workspace tools as a stdio tool provider (JSON lines)"))
+  })).pipe(Effect.provide(Records.layer(rootOf(root))))).pipe(
+    Command.withDescription("Serve the workspace tools as a stdio tool provider (JSON lines)")
+  )
 
 const commandLine = Args.text({ name: "command" }).pipe(
   Args.withDescription("The command to run, after --, with its arguments"),

@@ -7,17 +7,18 @@
  *
  * @internal
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import { createTwoFilesPatch } from "diff"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
+import * as nodePath from "node:path"
 import * as Tool from "../Tool.js"
 import * as ToolResult from "../ToolResult.js"
+import type { ReadRefused } from "./confined.js"
+import { describeKind, makeDir, readRegular, writeAtomic } from "./confined.js"
 import { WorkspaceError } from "./errors.js"
-import type { Root } from "./paths.js"
-import { display, resolve } from "./paths.js"
+import type { Root, Target } from "./paths.js"
+import { resolve } from "./paths.js"
 
 /** Lines a read returns when the model gives no `limit`. */
 export const DEFAULT_READ_LIMIT = 2000
@@ -52,8 +53,6 @@ const isBinary = (bytes: Uint8Array): boolean => {
 }
 
 interface Context {
-  readonly fs: FileSystem.FileSystem
-  readonly path: Path.Path
   readonly root: Root
   readonly seen: Seen
 }
@@ -61,37 +60,83 @@ interface Context {
 const notFound = (shown: string) =>
   failWith(`${shown} does not exist; check the path (list_dir or glob show what is there)`)
 
-/** Reads an existing regular file's bytes, with the refusals every tool shares. */
-const readExisting = (ctx: Context, absolute: string, shown: string) =>
-  Effect.gen(function*() {
-    const info = yield* ctx.fs.stat(absolute).pipe(Effect.catchAll(() => notFound(shown)))
-    if (info.type === "Directory") return yield* failWith(`${shown} is a directory; use list_dir to see what is in it`)
-    if (info.type !== "File") return yield* failWith(`${shown} is not a regular file`)
-    if (Number(info.size) > MAX_READ_BYTES) {
-      return yield* failWith(
-        `${shown} is too large to read (${Math.round(Number(info.size) / 1024 / 1024)} MB; the limit is ${
-          MAX_READ_BYTES / 1024 / 1024
-        } MB)`
+const notRegular = (shown: string, what: string) =>
+  failWith(`${shown} is ${what}, not a regular file; only regular files can be read, written or edited`)
+
+const megabytes = (bytes: number): number => Math.round(bytes / 1024 / 1024)
+
+/** The words for a refused read, shared by every tool that reads a file the model named. */
+export const readRefusal = (shown: string, refusal: ReadRefused) => {
+  switch (refusal.reason) {
+    case "missing":
+      return notFound(shown)
+    case "not-regular":
+      return notRegular(shown, refusal.detail)
+    case "too-large":
+      return failWith(
+        `${shown} is too large to read (${megabytes(refusal.size)} MB; the limit is ${megabytes(MAX_READ_BYTES)} MB)`
       )
-    }
-    return yield* ctx.fs.readFile(absolute).pipe(
-      Effect.catchAll((error) => failWith(`${shown} cannot be read: ${error.message}`))
-    )
-  })
+    case "moved":
+      return failWith(
+        `${shown} led outside the workspace while it was being opened (a folder on its way was moved); nothing ` +
+          "was read"
+      )
+    case "failed":
+      return failWith(`${shown} cannot be read: ${refusal.detail}`)
+  }
+}
+
+/** Reads an existing regular file's bytes, with the refusals every tool shares. */
+const readExisting = (ctx: Context, target: Target) => {
+  switch (target.kind) {
+    case "absent":
+      return notFound(target.shown)
+    case "directory":
+      return failWith(`${target.shown} is a directory; use list_dir to see what is in it`)
+    case "other":
+      return notRegular(target.shown, describeKind(target.stats!))
+    case "file":
+      return readRegular(ctx.root.dir, target.dir, target.rest[0], MAX_READ_BYTES).pipe(
+        Effect.catchAll((refusal) => readRefusal(target.shown, refusal))
+      )
+  }
+}
 
 /** The read-first check: the file as this toolkit last saw it, or the refusal. */
-const requireSeen = (ctx: Context, absolute: string, shown: string) =>
+const requireSeen = (ctx: Context, target: Target) =>
   Effect.gen(function*() {
-    const bytes = yield* readExisting(ctx, absolute, shown)
-    const seen = ctx.seen.get(absolute)
+    const bytes = yield* readExisting(ctx, target)
+    const seen = ctx.seen.get(target.real)
     if (seen === undefined) {
-      return yield* failWith(`${shown} exists and has not been read; read it first with read_file`)
+      return yield* failWith(`${target.shown} exists and has not been read; read it first with read_file`)
     }
     if (seen !== hash(bytes)) {
-      return yield* failWith(`${shown} has changed on disk since it was read; read it again with read_file`)
+      return yield* failWith(`${target.shown} has changed on disk since it was read; read it again with read_file`)
     }
     return new TextDecoder().decode(bytes)
   })
+
+/**
+ * Writes a file of the workspace atomically where a target resolved: the folders missing on the way made first,
+ * each opened without following links, then the content written beside the file and renamed over it (see
+ * confined.ts). A target that was absent is created, and refused if a file appeared there since it was resolved.
+ */
+export const writeTarget = (ctx: Context, target: Target, content: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (target.kind === "directory") return yield* failWith(`${target.shown} is a directory; give a file's path`)
+    if (target.kind === "other") return yield* notRegular(target.shown, describeKind(target.stats!))
+    let dir = target.dir
+    for (const name of target.rest.slice(0, -1)) {
+      dir = yield* makeDir(dir, name).pipe(
+        Effect.catchAll((refused) => failWith(`cannot create the folder of ${target.shown}: ${refused.reason}`))
+      )
+    }
+    yield* writeAtomic(ctx.root.dir, dir, target.rest[target.rest.length - 1], new TextEncoder().encode(content), {
+      create: target.kind === "absent",
+      mode: target.stats?.mode
+    }).pipe(Effect.catchAll((refused) => failWith(`cannot write ${target.shown}: ${refused.reason}`)))
+    ctx.seen.set(target.real, hash(content))
+  }))
 
 const cutLine = (line: string): string =>
   line.length > MAX_LINE_LENGTH
@@ -108,7 +153,7 @@ const splitLines = (text: string): Array<string> => {
   return lines
 }
 
-const fileKey = (ctx: Context, given: string): string => `file:${ctx.path.resolve(ctx.root.path, given)}`
+const fileKey = (ctx: Context, given: string): string => `file:${nodePath.resolve(ctx.root.path, given)}`
 
 export const readFile = (ctx: Context) =>
   Tool.make("read_file", {
@@ -127,10 +172,10 @@ export const readFile = (ctx: Context) =>
     resource: ({ path }) => fileKey(ctx, path),
     handler: ({ limit = DEFAULT_READ_LIMIT, offset = 0, path: given }) =>
       Effect.gen(function*() {
-        const absolute = yield* resolve(ctx.fs, ctx.path, ctx.root, given)
-        const shown = display(ctx.path, ctx.root, absolute)
-        const bytes = yield* readExisting(ctx, absolute, shown)
-        const mimeType = imageTypes[ctx.path.extname(absolute).toLowerCase()]
+        const target = yield* resolve(ctx.root, given)
+        const shown = target.shown
+        const bytes = yield* readExisting(ctx, target)
+        const mimeType = imageTypes[nodePath.extname(target.absolute).toLowerCase()]
         if (mimeType !== undefined) {
           if (bytes.length > MAX_IMAGE_BYTES) {
             return yield* failWith(`${shown} is an image too large to read (over ${MAX_IMAGE_BYTES / 1024 / 1024} MB)`)
@@ -138,7 +183,7 @@ export const readFile = (ctx: Context) =>
           return ToolResult.image(bytes, mimeType)
         }
         if (isBinary(bytes)) return yield* failWith(`${shown} is a binary file; it cannot be read as text`)
-        ctx.seen.set(absolute, hash(bytes))
+        ctx.seen.set(target.real, hash(bytes))
         const lines = splitLines(new TextDecoder().decode(bytes))
         if (lines.length === 0 || (lines.length === 1 && lines[0] === "")) return `(${shown} is empty)`
         if (offset >= lines.length) {
@@ -150,7 +195,7 @@ export const readFile = (ctx: Context) =>
           ? `\n(showing lines ${offset + 1}-${last} of ${lines.length}; read on with offset ${last})`
           : ""
         return numbered(shownLines, offset + 1) + more
-      })
+      }).pipe(Effect.scoped)
   })
 
 /** A unified diff of a change, for permission previews and answers. */
@@ -163,11 +208,9 @@ export const unifiedDiff = (shown: string, before: string, after: string): strin
 export const writeFile = (ctx: Context) => {
   const plan = (given: string) =>
     Effect.gen(function*() {
-      const absolute = yield* resolve(ctx.fs, ctx.path, ctx.root, given)
-      const shown = display(ctx.path, ctx.root, absolute)
-      const exists = yield* ctx.fs.exists(absolute).pipe(Effect.orElseSucceed(() => false))
-      const before = exists ? yield* requireSeen(ctx, absolute, shown) : ""
-      return { absolute, shown, exists, before }
+      const target = yield* resolve(ctx.root, given)
+      const before = target.kind === "absent" ? "" : yield* requireSeen(ctx, target)
+      return { target, before }
     })
   return Tool.make("write_file", {
     description: "Write a file of the workspace, creating parent folders. Overwriting an existing file needs a " +
@@ -183,20 +226,17 @@ export const writeFile = (ctx: Context) => {
       action: "write",
       describe: ({ content, path }) => `write ${splitLines(content).length} lines to ${path}`,
       path: ({ path }) => path,
-      preview: ({ content, path }) => Effect.map(plan(path), ({ before, shown }) => unifiedDiff(shown, before, content))
+      preview: ({ content, path }) =>
+        Effect.scoped(Effect.map(plan(path), ({ before, target }) => unifiedDiff(target.shown, before, content)))
     },
     handler: ({ content, path: given }) =>
       Effect.gen(function*() {
-        const { absolute, exists, shown } = yield* plan(given)
-        yield* ctx.fs.makeDirectory(ctx.path.dirname(absolute), { recursive: true }).pipe(
-          Effect.catchAll((error) => failWith(`cannot create the folder of ${shown}: ${error.message}`))
-        )
-        yield* ctx.fs.writeFileString(absolute, content).pipe(
-          Effect.catchAll((error) => failWith(`cannot write ${shown}: ${error.message}`))
-        )
-        ctx.seen.set(absolute, hash(content))
-        return `${exists ? "overwrote" : "created"} ${shown} (${splitLines(content).length} lines)`
-      })
+        const { target } = yield* plan(given)
+        yield* writeTarget(ctx, target, content)
+        return `${target.kind === "absent" ? "created" : "overwrote"} ${target.shown} (${
+          splitLines(content).length
+        } lines)`
+      }).pipe(Effect.scoped)
   })
 }
 
@@ -209,13 +249,13 @@ const countOccurrences = (text: string, needle: string): number => {
 export const editFile = (ctx: Context) => {
   const plan = (params: { path: string; old_string: string; new_string: string; replace_all?: boolean | undefined }) =>
     Effect.gen(function*() {
-      const absolute = yield* resolve(ctx.fs, ctx.path, ctx.root, params.path)
-      const shown = display(ctx.path, ctx.root, absolute)
+      const target = yield* resolve(ctx.root, params.path)
+      const shown = target.shown
       if (params.old_string === params.new_string) {
         return yield* failWith("old_string and new_string are the same; nothing would change")
       }
       if (params.old_string === "") return yield* failWith("old_string is empty; give the exact text to replace")
-      const before = yield* requireSeen(ctx, absolute, shown)
+      const before = yield* requireSeen(ctx, target)
       const count = countOccurrences(before, params.old_string)
       if (count === 0) {
         return yield* failWith(
@@ -231,7 +271,7 @@ export const editFile = (ctx: Context) => {
       const after = params.replace_all === true
         ? before.split(params.old_string).join(params.new_string)
         : before.replace(params.old_string, () => params.new_string)
-      return { absolute, shown, before, after, count }
+      return { target, shown, before, after, count }
     })
   return Tool.make("edit_file", {
     description: "Replace exact text in a file of the workspace. old_string must match exactly once unless " +
@@ -249,15 +289,13 @@ export const editFile = (ctx: Context) => {
       action: "write",
       describe: ({ path }) => `edit ${path}`,
       path: ({ path }) => path,
-      preview: (params) => Effect.map(plan(params), ({ after, before, shown }) => unifiedDiff(shown, before, after))
+      preview: (params) =>
+        Effect.scoped(Effect.map(plan(params), ({ after, before, shown }) => unifiedDiff(shown, before, after)))
     },
     handler: (params) =>
       Effect.gen(function*() {
-        const { absolute, after, before, count, shown } = yield* plan(params)
-        yield* ctx.fs.writeFileString(absolute, after).pipe(
-          Effect.catchAll((error) => failWith(`cannot write ${shown}: ${error.message}`))
-        )
-        ctx.seen.set(absolute, hash(after))
+        const { after, before, count, shown, target } = yield* plan(params)
+        yield* writeTarget(ctx, target, after)
         // the edited region, numbered, with a few lines of context
         const start = before.indexOf(params.old_string)
         const firstLine = before.slice(0, start).split("\n").length
@@ -268,7 +306,7 @@ export const editFile = (ctx: Context) => {
         return `edited ${shown} (${replaced}); lines ${from}-${to} now read:\n${
           numbered(lines.slice(from - 1, to), from)
         }`
-      })
+      }).pipe(Effect.scoped)
   })
 }
 
