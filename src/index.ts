@@ -15,6 +15,8 @@ export * as Elicitation from "./Elicitation.js"
 /** @since 0.1.0 */
 export * as Executor from "./Executor.js"
 /** @since 0.1.0 */
+export * as Journal from "./Journal.js"
+/** @since 0.1.0 */
 export * as McpClient from "./McpClient.js"
 /** @since 0.1.0 */
 export * as McpServer from "./McpServer.js"
