@@ -12,7 +12,6 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -106,13 +105,16 @@ export const make = <W>(
   Effect.gen(function*() {
     const queue = yield* Queue.bounded<Pending<W>>(options.maxPending)
     const group = new GroupCommit(queue)
-    const writeOnce = Effect.flatMap(Queue.takeBetween(queue, 1, options.maxBatch), (chunk) => {
-      const batch = Chunk.toReadonlyArray(chunk)
+    // the first write wakes the writer; one turn of the scheduler lets the writes of fibers started with it join
+    const takeBatch = Effect.flatMap(
+      Effect.zipLeft(Queue.take(queue), Effect.yieldNow()),
+      (first) => Effect.map(Queue.takeUpTo(queue, options.maxBatch - 1), (rest) => [first, ...rest])
+    )
+    const writeOnce = Effect.flatMap(takeBatch, (batch) =>
       // uninterruptible: once a transaction starts, its writers learn how it ended, also when the layer closes
-      return Effect.uninterruptible(
+      Effect.uninterruptible(
         Effect.flatMap(Effect.exit(commit(batch.map((p) => p.write))), (exit) => settle(batch, exit))
-      )
-    })
+      ))
     const writer = yield* Effect.forkScoped(Effect.forever(writeOnce))
     // runs before the scope interrupts the writer (finalizers run last first): writes queued behind it are failed
     yield* Effect.addFinalizer(() => group.close(writer))

@@ -40,11 +40,8 @@ export const client = (options: Journal.PgOptions): Effect.Effect<SqlClient.SqlC
     Sql.journalErrors("the journal's database could not be reached")
   )
 
-/** The journal over a connected client. */
-export const make = (
-  sql: SqlClient.SqlClient,
-  options: Journal.PgOptions
-): Effect.Effect<Journal.Journal.Service, JournalError, Scope.Scope> =>
+/** Creates the schema if asked and brings the tables to this version. */
+export const prepare = (sql: SqlClient.SqlClient, options: Journal.PgOptions): Effect.Effect<void, JournalError> =>
   Effect.gen(function*() {
     const schema = options.schema
     if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
@@ -60,10 +57,18 @@ export const make = (
         Sql.journalErrors(`the journal's schema ${schema} could not be created`)
       )
     }
-    const tables = Sql.tables(schema)
-    yield* Sql.migrate(sql, "pg", tables)
-    return yield* Service.make(Sql.store(sql, "pg", tables), Service.settings(options))
+    yield* Sql.migrate(sql, "pg", Sql.tables(schema))
   })
+
+/** The journal over a connected client. */
+export const make = (
+  sql: SqlClient.SqlClient,
+  options: Journal.PgOptions
+): Effect.Effect<Journal.Journal.Service, JournalError, Scope.Scope> =>
+  Effect.zipRight(
+    prepare(sql, options),
+    Service.make(Sql.store(sql, "pg", Sql.tables(options.schema)), Service.settings(options))
+  )
 
 export const layer = (options: Journal.PgOptions): Layer.Layer<Journal.Journal, JournalError> =>
   Layer.scoped(Journal.Journal, Effect.flatMap(client(options), (sql) => make(sql, options)))

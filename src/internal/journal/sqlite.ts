@@ -52,21 +52,27 @@ const checkHeader = (filename: string): Effect.Effect<void, JournalError> =>
     )
   })
 
+/** Sets the connection up for durability and brings the tables to this version. */
+export const prepare = (sql: SqlClient.SqlClient, options: Journal.SqliteOptions): Effect.Effect<void, JournalError> =>
+  Effect.zipRight(
+    Effect.all([
+      sql.unsafe("PRAGMA synchronous = FULL"),
+      sql.unsafe(
+        `PRAGMA busy_timeout = ${Math.round(Duration.toMillis(Duration.decode(options.busyTimeout ?? "5 seconds")))}`
+      )
+    ], { discard: true }).pipe(Sql.journalErrors(`the journal ${options.filename} could not be opened`)),
+    Sql.migrate(sql, "sqlite", Sql.tables())
+  )
+
 /** The journal over an open SQLite client (the tests open one themselves, to reach its connection). */
 export const make = (
   sql: SqlClient.SqlClient,
   options: Journal.SqliteOptions
 ): Effect.Effect<Journal.Journal.Service, JournalError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const busy = Math.round(Duration.toMillis(Duration.decode(options.busyTimeout ?? "5 seconds")))
-    yield* Effect.all([
-      sql.unsafe("PRAGMA synchronous = FULL"),
-      sql.unsafe(`PRAGMA busy_timeout = ${busy}`)
-    ], { discard: true }).pipe(Sql.journalErrors(`the journal ${options.filename} could not be opened`))
-    const tables = Sql.tables()
-    yield* Sql.migrate(sql, "sqlite", tables)
-    return yield* Service.make(Sql.store(sql, "sqlite", tables), Service.settings(options))
-  })
+  Effect.zipRight(
+    prepare(sql, options),
+    Service.make(Sql.store(sql, "sqlite", Sql.tables()), Service.settings(options))
+  )
 
 /** The SQLite client of a journal file, with the file checked first. */
 export const client = (filename: string): Effect.Effect<SqlClient.SqlClient, JournalError, Scope.Scope> =>
