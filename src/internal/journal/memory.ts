@@ -45,7 +45,7 @@ const isFree = (row: RunRow, owner: string, now: number): boolean =>
 const isOrphan = (row: RunRow, now: number): boolean =>
   row.status === "running" && (row.lease_owner === null || (row.lease_expires_at ?? 0) <= now)
 
-const apply = (tables: Tables, write: Write): void => {
+const apply = (tables: Tables, write: Write, now: number): void => {
   switch (write._tag) {
     case "Step": {
       const k = key(write.run_id, write.step)
@@ -113,7 +113,7 @@ const apply = (tables: Tables, write: Write): void => {
     case "Status": {
       const row = tables.runs.get(write.run_id)
       if (row !== undefined) {
-        tables.runs.set(write.run_id, { ...row, status: write.status, updated_at: write.updated_at })
+        tables.runs.set(write.run_id, { ...row, status: write.status, updated_at: now })
       }
       return
     }
@@ -147,12 +147,17 @@ export const store = (tables: Tables): Store => ({
           verdicts.set(write.run_id, { _tag: "Held", owner: row.lease_owner, expiresAt: row.lease_expires_at })
         } else {
           verdicts.set(write.run_id, undefined)
-          tables.runs.set(write.run_id, { ...row, updated_at: now })
         }
       }
       return writes.map((write) => {
         const verdict = verdicts.get(write.run_id)
-        if (verdict === undefined) apply(tables, write)
+        if (verdict === undefined) {
+          apply(tables, write, now)
+          if (write._tag === "Step") {
+            const row = tables.runs.get(write.run_id)!
+            tables.runs.set(write.run_id, { ...row, updated_at: now })
+          }
+        }
         return verdict
       })
     }),

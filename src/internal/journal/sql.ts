@@ -13,6 +13,7 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
@@ -244,15 +245,25 @@ export const store = (sql: SqlClient.SqlClient, dialect: Dialect, t: Tables): St
   const now = (host: number): Fragment => dialect === "pg" ? sql.literal(PG_NOW) : sql`${host}`
   const skipLocked = sql.literal(dialect === "pg" ? "FOR UPDATE SKIP LOCKED" : "")
 
+  /** A statement's text for this dialect; its parameters are given when it runs. */
+  const compiled = (statement: { readonly compile: () => readonly [string, ReadonlyArray<unknown>] }) =>
+    statement.compile()[0]
+  /** A placeholder's value when a statement is compiled for its text only. */
+  const _ = null
+
   /** Runs `body` in one transaction on one connection; any failure, COMMIT's included, rolls back. */
-  const transaction = <A>(doing: string, body: Effect.Effect<A, SqlError>): Effect.Effect<A, JournalError> =>
+  const transaction = <A>(
+    doing: string,
+    body: (connection: Connection) => Effect.Effect<A, SqlError>
+  ): Effect.Effect<A, JournalError> =>
     Effect.scoped(Effect.gen(function*() {
       const connection = yield* sql.reserve
-      const run = (statement: string) => connection.executeUnprepared(statement, [], undefined)
+      // prepared once and kept in the driver's statement cache, like every other statement of a batch
+      const run = (statement: string) => connection.execute(statement, [], undefined)
       yield* run(dialect === "sqlite" ? "BEGIN IMMEDIATE" : "BEGIN")
       const exit = yield* Effect.exit(
         Effect.zipLeft(
-          Effect.provideService(body, SqlClient.TransactionConnection, [connection, 0] as const),
+          Effect.provideService(body(connection), SqlClient.TransactionConnection, [connection, 0] as const),
           run("COMMIT")
         )
       )
@@ -260,69 +271,136 @@ export const store = (sql: SqlClient.SqlClient, dialect: Dialect, t: Tables): St
       return yield* exit
     })).pipe(journalErrors(doing))
 
-  const statement = (write: Write, touched: number) => {
+  /**
+   * The text of each write's statement, compiled once for the dialect: a batch runs them on its connection with
+   * the write's parameters, without building and compiling a statement per row (on SQLite, that is most of a
+   * write's cost).
+   */
+  const texts: { readonly [K in Write["_tag"]]: string } = {
+    Step: compiled(sql`INSERT INTO ${sql(t.steps)} (run_id, step, response, created_at) VALUES (${_}, ${_}, ${_}, ${_})
+      ON CONFLICT (run_id, step) DO NOTHING`),
+    Dispatch: compiled(sql`INSERT INTO ${sql(t.calls)} AS c (run_id, step, call_id, call_index, tool, arguments,
+        idempotency_key, replay, attempts, dispatched_at)
+      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, 1, ${_})
+      ON CONFLICT (run_id, step, call_id) DO UPDATE SET attempts = c.attempts + 1,
+        dispatched_at = excluded.dispatched_at, idempotency_key = excluded.idempotency_key,
+        replay = excluded.replay, tool = excluded.tool, arguments = excluded.arguments`),
+    Outcome: compiled(sql`INSERT INTO ${sql(t.calls)} AS c (run_id, step, call_id, call_index, tool, arguments,
+        attempts, outcome, finished_at)
+      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, 0, ${_}, ${_})
+      ON CONFLICT (run_id, step, call_id) DO UPDATE SET outcome = excluded.outcome, finished_at = excluded.finished_at
+      WHERE c.outcome IS NULL`),
+    Record: compiled(sql`INSERT INTO ${sql(t.records)} (run_id, step, call_id, tool, phase, namespace, data, created_at)
+      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_})`),
+    Decision: compiled(sql`INSERT INTO ${sql(t.decisions)} (run_id, step, call_id, tool, action, description, decision,
+        reason, created_at)
+      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_})`),
+    Status: compiled(sql`UPDATE ${sql(t.runs)} SET status = ${_}, updated_at = ${_} WHERE run_id = ${_}`)
+  }
+  const touchRun = compiled(sql`UPDATE ${sql(t.runs)} SET updated_at = ${_} WHERE run_id = ${_}`)
+
+  /** A write's parameters, in the order of its statement's placeholders. */
+  const parameters = (write: Write, touched: number): ReadonlyArray<unknown> => {
     switch (write._tag) {
       case "Step":
-        return sql`INSERT INTO ${sql(t.steps)} (run_id, step, response, created_at)
-          VALUES (${write.run_id}, ${write.step}, ${write.response}, ${write.created_at})
-          ON CONFLICT (run_id, step) DO NOTHING`
+        return [write.run_id, write.step, write.response, write.created_at]
       case "Dispatch":
-        return sql`INSERT INTO ${sql(t.calls)} AS c (run_id, step, call_id, call_index, tool, arguments,
-            idempotency_key, replay, attempts, dispatched_at)
-          VALUES (${write.run_id}, ${write.step}, ${write.call_id}, ${write.call_index}, ${write.tool},
-            ${write.arguments}, ${write.idempotency_key}, ${write.replay}, 1, ${write.dispatched_at})
-          ON CONFLICT (run_id, step, call_id) DO UPDATE SET attempts = c.attempts + 1,
-            dispatched_at = excluded.dispatched_at, idempotency_key = excluded.idempotency_key,
-            replay = excluded.replay, tool = excluded.tool, arguments = excluded.arguments`
+        return [
+          write.run_id,
+          write.step,
+          write.call_id,
+          write.call_index,
+          write.tool,
+          write.arguments,
+          write.idempotency_key,
+          write.replay,
+          write.dispatched_at
+        ]
       case "Outcome":
-        return sql`INSERT INTO ${sql(t.calls)} AS c (run_id, step, call_id, call_index, tool, arguments,
-            attempts, outcome, finished_at)
-          VALUES (${write.run_id}, ${write.step}, ${write.call_id}, ${write.call_index}, ${write.tool},
-            ${write.arguments}, 0, ${write.outcome}, ${write.finished_at})
-          ON CONFLICT (run_id, step, call_id) DO UPDATE SET outcome = excluded.outcome,
-            finished_at = excluded.finished_at
-          WHERE c.outcome IS NULL`
+        return [
+          write.run_id,
+          write.step,
+          write.call_id,
+          write.call_index,
+          write.tool,
+          write.arguments,
+          write.outcome,
+          write.finished_at
+        ]
       case "Record":
-        return sql`INSERT INTO ${sql(t.records)} (run_id, step, call_id, tool, phase, namespace, data, created_at)
-          VALUES (${write.run_id}, ${write.step}, ${write.call_id}, ${write.tool}, ${write.phase},
-            ${write.namespace}, ${write.data}, ${write.created_at})`
+        return [
+          write.run_id,
+          write.step,
+          write.call_id,
+          write.tool,
+          write.phase,
+          write.namespace,
+          write.data,
+          write.created_at
+        ]
       case "Decision":
-        return sql`INSERT INTO ${sql(t.decisions)} (run_id, step, call_id, tool, action, description, decision,
-            reason, created_at)
-          VALUES (${write.run_id}, ${write.step}, ${write.call_id}, ${write.tool}, ${write.action},
-            ${write.description}, ${write.decision}, ${write.reason}, ${write.created_at})`
+        return [
+          write.run_id,
+          write.step,
+          write.call_id,
+          write.tool,
+          write.action,
+          write.description,
+          write.decision,
+          write.reason,
+          write.created_at
+        ]
       case "Status":
-        return sql`UPDATE ${sql(t.runs)} SET status = ${write.status}, updated_at = ${touched}
-          WHERE run_id = ${write.run_id}`
+        return [write.status, touched, write.run_id]
     }
   }
 
   /**
-   * Fencing, in the batch's transaction: the runs of the batch this owner may write to (they exist and no other
-   * owner leases them) have `updated_at` touched, which on Postgres also locks their rows until COMMIT, so a
-   * takeover waits for the batch and a batch after a takeover sees it.
+   * Fencing, in the batch's transaction: which runs of the batch this owner may write to (they exist and no other
+   * owner leases them). On Postgres the rows are locked `FOR SHARE` until COMMIT, so a takeover (which locks them
+   * `FOR UPDATE`) waits for the batch, and a batch after a takeover sees it; SQLite's write lock, taken by
+   * `BEGIN IMMEDIATE`, already orders them. A read, not a write: fencing adds no page to the batch's fsync.
    */
-  const fence = (runIds: ReadonlyArray<string>, owner: string, touched: number) =>
-    Effect.gen(function*() {
-      const accepted = yield* sql<{ readonly run_id: string }>`UPDATE ${sql(t.runs)} SET updated_at = ${touched}
-        WHERE run_id IN ${sql.in(runIds)} AND (lease_owner IS NULL OR lease_owner = ${owner})
-        RETURNING run_id`
-      const verdicts = new Map<string, Refusal | undefined>(runIds.map((id) => [id, { _tag: "Missing" }]))
-      for (const row of accepted) verdicts.set(row.run_id, undefined)
-      const refused = runIds.filter((id) => verdicts.get(id) !== undefined)
-      if (refused.length > 0) {
-        const held = yield* sql<{
+  const fenceTexts = new Map<number, string>()
+  /** The fencing query for `n` runs (a batch's runs: usually one), compiled once per `n` (at most `maxBatch`). */
+  const fenceText = (n: number): string => {
+    let text = fenceTexts.get(n)
+    if (text === undefined) {
+      text = compiled(
+        sql`SELECT run_id, lease_owner, lease_expires_at FROM ${sql(t.runs)} WHERE run_id IN ${
+          sql.in(Array.from({ length: n }, () => _))
+        } ${sql.literal(dialect === "pg" ? "FOR SHARE" : "")}`
+      )
+      fenceTexts.set(n, text)
+    }
+    return text
+  }
+
+  const fence = (connection: Connection, runIds: ReadonlyArray<string>, owner: string) =>
+    Effect.map(
+      connection.execute(fenceText(runIds.length), runIds, undefined) as Effect.Effect<
+        ReadonlyArray<{
           readonly run_id: string
-          readonly lease_owner: string
+          readonly lease_owner: string | null
           readonly lease_expires_at: number | string | null
-        }>`SELECT run_id, lease_owner, lease_expires_at FROM ${sql(t.runs)} WHERE run_id IN ${sql.in(refused)}`
-        for (const row of held) {
-          const expiresAt = row.lease_expires_at === null ? null : Number(row.lease_expires_at)
-          verdicts.set(row.run_id, { _tag: "Held", owner: row.lease_owner, expiresAt })
+        }>,
+        SqlError
+      >,
+      (rows) => {
+        const verdicts = new Map<string, Refusal | undefined>(runIds.map((id) => [id, { _tag: "Missing" }]))
+        for (const row of rows) {
+          verdicts.set(
+            row.run_id,
+            row.lease_owner === null || row.lease_owner === owner ? undefined : {
+              _tag: "Held",
+              owner: row.lease_owner,
+              expiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at)
+            }
+          )
         }
+        return verdicts
       }
-      return verdicts
-    })
+    )
 
   const heldBy = (runId: string) =>
     Effect.map(
@@ -355,19 +433,21 @@ export const store = (sql: SqlClient.SqlClient, dialect: Dialect, t: Tables): St
         })
       ),
     commit: (writes, owner, touched) =>
-      transaction(
-        "the journal could not commit",
+      transaction("the journal could not commit", (connection) =>
         Effect.gen(function*() {
-          const verdicts = yield* fence([...new Set(writes.map((w) => w.run_id))], owner, touched)
+          const verdicts = yield* fence(connection, [...new Set(writes.map((w) => w.run_id))], owner)
           const refusals: Array<Refusal | undefined> = []
           for (const write of writes) {
             const verdict = verdicts.get(write.run_id)
-            if (verdict === undefined) yield* statement(write, touched)
+            if (verdict === undefined) {
+              yield* connection.execute(texts[write._tag], parameters(write, touched), undefined)
+              // a run's `updated_at` follows its steps (and its status and lease), not each of its writes
+              if (write._tag === "Step") yield* connection.execute(touchRun, [touched, write.run_id], undefined)
+            }
             refusals.push(verdict)
           }
           return refusals
-        })
-      ),
+        })),
     acquire: (runId, owner, ttlMillis, host) =>
       reading(
         "the run's lease",
