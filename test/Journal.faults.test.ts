@@ -17,16 +17,7 @@ import { Journal, Recorder } from "../src/index.js"
 import * as Service from "../src/internal/journal/service.js"
 import * as Sql from "../src/internal/journal/sql.js"
 import * as Sqlite from "../src/internal/journal/sqlite.js"
-import { begin, call, freshSchema, PG, skipPg, temporaryDirectory } from "./fixtures/journal.js"
-
-const dispatch = (runId: string, callId: string) => ({
-  ...call(runId, callId),
-  index: 0,
-  tool: "echo",
-  arguments: "{}",
-  idempotencyKey: Journal.idempotencyKey(call(runId, callId)),
-  replay: "unknown" as const
-})
+import { begin, call, dispatch, freshSchema, PG, skipPg, temporaryDirectory } from "./fixtures/journal.js"
 
 const record = (runId: string, callId: string, bytes: number) => ({
   ...call(runId, callId),
@@ -224,6 +215,15 @@ const pgSchema = Effect.gen(function*() {
   return { admin, schema }
 })
 
+/** A journal on a fresh schema, under an application name of its own (to find its backends), with run-1 begun. */
+const pgJournal = Effect.gen(function*() {
+  const { admin, schema } = yield* pgSchema
+  const applicationName = `journal-fault-${process.pid}-${Date.now()}`
+  const journal = yield* build(Journal.layerPg({ ...PG, schema, applicationName }))
+  yield* begin(journal, "run-1")
+  return { admin, schema, applicationName, journal, calls: admin(`${schema}.agent_journal_calls`) }
+})
+
 describe.skipIf(skipPg)("Journal faults on Postgres", () => {
   it.scopedLive("a database that is down at start fails the layer with Unavailable within connectTimeout", () =>
     Effect.gen(function*() {
@@ -254,16 +254,13 @@ describe.skipIf(skipPg)("Journal faults on Postgres", () => {
     "a backend terminated mid-write fails the waiting write Unavailable; the journal recovers",
     () =>
       Effect.gen(function*() {
-        const { admin, schema } = yield* pgSchema
-        const applicationName = `journal-fault-${process.pid}-${Date.now()}`
-        const journal = yield* build(Journal.layerPg({ ...PG, schema, applicationName }))
-        yield* begin(journal, "run-1")
+        const { admin, applicationName, calls, journal } = yield* pgJournal
         yield* journal.dispatch(dispatch("run-1", "before"))
         // a second connection locks the calls table, so the journal's next transaction waits inside Postgres
         const locked = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()
         const locker = yield* Effect.fork(admin.withTransaction(Effect.gen(function*() {
-          yield* admin`LOCK TABLE ${admin(`${schema}.agent_journal_calls`)} IN ACCESS EXCLUSIVE MODE`
+          yield* admin`LOCK TABLE ${calls} IN ACCESS EXCLUSIVE MODE`
           yield* Deferred.succeed(locked, undefined)
           yield* Deferred.await(release)
         })))
@@ -282,8 +279,7 @@ describe.skipIf(skipPg)("Journal faults on Postgres", () => {
         yield* Fiber.join(locker)
         // a new connection from the pool: the run goes on
         yield* journal.dispatch(dispatch("run-1", "after"))
-        const rows = yield* admin<{ call_id: string }>`SELECT call_id FROM ${admin(`${schema}.agent_journal_calls`)}
-        ORDER BY call_id`
+        const rows = yield* admin<{ call_id: string }>`SELECT call_id FROM ${calls} ORDER BY call_id`
         expect(rows.map((row) => row.call_id)).toEqual(["after", "before"])
       }),
     60_000
@@ -293,10 +289,7 @@ describe.skipIf(skipPg)("Journal faults on Postgres", () => {
     "every connection terminated at once: the waiting writes fail typed, never as a defect",
     () =>
       Effect.gen(function*() {
-        const { admin, schema } = yield* pgSchema
-        const applicationName = `journal-fault-${process.pid}-${Date.now()}`
-        const journal = yield* build(Journal.layerPg({ ...PG, schema, applicationName }))
-        yield* begin(journal, "run-1")
+        const { admin, applicationName, calls, journal } = yield* pgJournal
         const writes = yield* Effect.forEach(
           Array.from({ length: 50 }, (_, i) => i),
           (i) => Effect.fork(Effect.exit(journal.dispatch(dispatch("run-1", `c${i}`)))),
@@ -311,7 +304,7 @@ describe.skipIf(skipPg)("Journal faults on Postgres", () => {
             expect(Option.getOrThrow(Cause.failureOption(exit.cause))).toBeInstanceOf(Journal.JournalError)
           }
         }
-        const rows = yield* admin<{ call_id: string }>`SELECT call_id FROM ${admin(`${schema}.agent_journal_calls`)}`
+        const rows = yield* admin<{ call_id: string }>`SELECT call_id FROM ${calls}`
         // nothing reported durable that is not
         expect(reported.filter((id) => !rows.some((row) => row.call_id === id))).toEqual([])
       }),

@@ -11,16 +11,7 @@ import * as path from "node:path"
 import * as Readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Journal } from "../src/index.js"
-import { begin, call, freshSchema, PG, skipPg, stores, temporaryDirectory } from "./fixtures/journal.js"
-
-const dispatch = (runId: string, callId: string) => ({
-  ...call(runId, callId),
-  index: 0,
-  tool: "echo",
-  arguments: "{}",
-  idempotencyKey: Journal.idempotencyKey(call(runId, callId)),
-  replay: "unknown" as const
-})
+import { begin, dispatch, freshSchema, PG, skipPg, stores, temporaryDirectory } from "./fixtures/journal.js"
 
 for (const store of stores) {
   describe.skipIf(store.skip)(`Journal leases on ${store.name}`, () => {

@@ -8,7 +8,7 @@ import { Cause, Duration, Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { Journal, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import type * as Service from "../src/internal/journal/service.js"
-import { begin, call, stores } from "./fixtures/journal.js"
+import { begin, call, dispatch, stores } from "./fixtures/journal.js"
 
 const echo = Tool.make("echo", {
   description: "Echo the text",
@@ -17,15 +17,6 @@ const echo = Tool.make("echo", {
 })
 
 const key = (runId: string, callId: string) => Journal.idempotencyKey(call(runId, callId))
-
-const dispatch = (runId: string, callId: string, index: number, replay: Journal.Replay = "unknown") => ({
-  ...call(runId, callId),
-  index,
-  tool: "echo",
-  arguments: `{"text":"${callId}"}`,
-  idempotencyKey: key(runId, callId),
-  replay
-})
 
 const outcome = (
   runId: string,

@@ -45,6 +45,9 @@ const isFree = (row: RunRow, owner: string, now: number): boolean =>
 const isOrphan = (row: RunRow, now: number): boolean =>
   row.status === "running" && (row.lease_owner === null || (row.lease_expires_at ?? 0) <= now)
 
+/** A dispatch's or an outcome's row, without its tag. */
+const newCall = <W extends { readonly _tag: string }>({ _tag: _, ...row }: W): Omit<W, "_tag"> => row
+
 const apply = (tables: Tables, write: Write, now: number): void => {
   switch (write._tag) {
     case "Step": {
@@ -56,20 +59,7 @@ const apply = (tables: Tables, write: Write, now: number): void => {
       const k = key(write.run_id, write.step, write.call_id)
       const row = tables.calls.get(k)
       if (row === undefined) {
-        tables.calls.set(k, {
-          run_id: write.run_id,
-          step: write.step,
-          call_id: write.call_id,
-          call_index: write.call_index,
-          tool: write.tool,
-          arguments: write.arguments,
-          idempotency_key: write.idempotency_key,
-          replay: write.replay,
-          attempts: 1,
-          dispatched_at: write.dispatched_at,
-          outcome: null,
-          finished_at: null
-        })
+        tables.calls.set(k, { ...newCall(write), outcome: null, finished_at: null })
       } else {
         row.attempts += 1
         row.dispatched_at = write.dispatched_at
@@ -84,20 +74,7 @@ const apply = (tables: Tables, write: Write, now: number): void => {
       const k = key(write.run_id, write.step, write.call_id)
       const row = tables.calls.get(k)
       if (row === undefined) {
-        tables.calls.set(k, {
-          run_id: write.run_id,
-          step: write.step,
-          call_id: write.call_id,
-          call_index: write.call_index,
-          tool: write.tool,
-          arguments: write.arguments,
-          idempotency_key: null,
-          replay: null,
-          attempts: 0,
-          dispatched_at: null,
-          outcome: write.outcome,
-          finished_at: write.finished_at
-        })
+        tables.calls.set(k, { ...newCall(write), idempotency_key: null, replay: null, dispatched_at: null })
       } else if (row.outcome === null) {
         row.outcome = write.outcome
         row.finished_at = write.finished_at

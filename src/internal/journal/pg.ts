@@ -13,7 +13,6 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Journal from "../../Journal.js"
 import { JournalError } from "../../Journal.js"
-import * as Service from "./service.js"
 import * as Sql from "./sql.js"
 
 /** A plain identifier: no quoting games in a name that is spliced into every statement. */
@@ -65,10 +64,7 @@ export const make = (
   sql: SqlClient.SqlClient,
   options: Journal.PgOptions
 ): Effect.Effect<Journal.Journal.Service, JournalError, Scope.Scope> =>
-  Effect.zipRight(
-    prepare(sql, options),
-    Service.make(Sql.store(sql, "pg", Sql.tables(options.schema)), Service.settings(options))
-  )
+  Effect.zipRight(prepare(sql, options), Sql.journal(sql, "pg", Sql.tables(options.schema), options))
 
 export const layer = (options: Journal.PgOptions): Layer.Layer<Journal.Journal, JournalError> =>
   Layer.scoped(Journal.Journal, Effect.flatMap(client(options), (sql) => make(sql, options)))

@@ -39,7 +39,18 @@ export interface RunRow {
   readonly lease_expires_at: number | null
 }
 
-/** A write, as one row (or one change of a row) of a table. */
+/** The columns that say which call of which run a row is for. */
+export interface CallColumns {
+  readonly run_id: string
+  readonly step: number
+  readonly call_id: string
+  readonly tool: string
+}
+
+/**
+ * A write, as the row it inserts (or, for `Status`, the change it makes to its run's row): every field but `_tag`
+ * is a column of the write's table.
+ */
 export type Write =
   | {
     readonly _tag: "Step"
@@ -48,46 +59,34 @@ export type Write =
     readonly response: string
     readonly created_at: number
   }
-  | {
+  | CallColumns & {
     readonly _tag: "Dispatch"
-    readonly run_id: string
-    readonly step: number
-    readonly call_id: string
     readonly call_index: number
-    readonly tool: string
     readonly arguments: string
     readonly idempotency_key: string
     readonly replay: Journal.Replay
+    /** A new row's; a dispatch of a call already journaled adds one to the row's. */
+    readonly attempts: 1
     readonly dispatched_at: number
   }
-  | {
+  | CallColumns & {
     readonly _tag: "Outcome"
-    readonly run_id: string
-    readonly step: number
-    readonly call_id: string
     readonly call_index: number
-    readonly tool: string
     readonly arguments: string
+    /** A new row's: the call never ran. */
+    readonly attempts: 0
     readonly outcome: string
     readonly finished_at: number
   }
-  | {
+  | CallColumns & {
     readonly _tag: "Record"
-    readonly run_id: string
-    readonly step: number
-    readonly call_id: string
-    readonly tool: string
     readonly phase: "during" | "end"
     readonly namespace: string
     readonly data: string
     readonly created_at: number
   }
-  | {
+  | CallColumns & {
     readonly _tag: "Decision"
-    readonly run_id: string
-    readonly step: number
-    readonly call_id: string
-    readonly tool: string
     readonly action: string
     readonly description: string
     readonly decision: "allow" | "deny"
@@ -239,6 +238,16 @@ const decodeCallRow = decoder(CallRowSchema, "agent_journal_calls")
 const decodeRecordRow = decoder(RecordRowSchema, "agent_journal_records")
 const decodeDecisionRow = decoder(DecisionRowSchema, "agent_journal_decisions")
 
+/** Which call of which run a row is for, as the models name it. */
+const callOf = (
+  r: { readonly run_id: string; readonly step: number; readonly call_id: string; readonly tool: string }
+) => ({
+  runId: r.run_id,
+  step: r.step,
+  callId: r.call_id,
+  tool: r.tool
+})
+
 const toRun = (row: unknown): Effect.Effect<Journal.Run, JournalError> =>
   Effect.map(decodeRunRow(row), (r) =>
     new Journal.Run({
@@ -263,11 +272,8 @@ const toStep = (row: unknown): Effect.Effect<Journal.Step, JournalError> =>
 const toCall = (row: unknown): Effect.Effect<Journal.Call, JournalError> =>
   Effect.map(decodeCallRow(row), (r) =>
     new Journal.Call({
-      runId: r.run_id,
-      step: r.step,
+      ...callOf(r),
       index: r.call_index,
-      callId: r.call_id,
-      tool: r.tool,
       arguments: r.arguments,
       dispatch: r.attempts > 0 && r.idempotency_key !== null && r.replay !== null && r.dispatched_at !== null
         ? Option.some(
@@ -287,10 +293,7 @@ const toCall = (row: unknown): Effect.Effect<Journal.Call, JournalError> =>
 const toRecord = (row: unknown): Effect.Effect<Journal.CallRecord, JournalError> =>
   Effect.map(decodeRecordRow(row), (r) =>
     new Journal.CallRecord({
-      runId: r.run_id,
-      step: r.step,
-      callId: r.call_id,
-      tool: r.tool,
+      ...callOf(r),
       phase: r.phase,
       record: new Recorder.Record({ namespace: r.namespace, data: r.data }),
       at: date(r.created_at)
@@ -299,10 +302,7 @@ const toRecord = (row: unknown): Effect.Effect<Journal.CallRecord, JournalError>
 const toDecision = (row: unknown): Effect.Effect<Journal.CallDecision, JournalError> =>
   Effect.map(decodeDecisionRow(row), (r) =>
     new Journal.CallDecision({
-      runId: r.run_id,
-      step: r.step,
-      callId: r.call_id,
-      tool: r.tool,
+      ...callOf(r),
       action: r.action,
       description: r.description,
       decision: r.decision === "allow" ? { _tag: "Allow" } : { _tag: "Deny", reason: r.reason ?? undefined },
@@ -352,6 +352,14 @@ export const settings = (options: Journal.Options): Settings => ({
 
 /** A lease owner id: which host and process (for people reading the table), and a random part (for uniqueness). */
 export const makeOwner = (): string => `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
+
+/** Which call of which run a write is for, as the tables name it. */
+const columnsOf = (entry: Journal.CallKey & { readonly tool: string }): CallColumns => ({
+  run_id: entry.runId,
+  step: entry.step,
+  call_id: entry.callId,
+  tool: entry.tool
+})
 
 const writeSize = (write: Write): number => {
   switch (write._tag) {
@@ -520,24 +528,19 @@ export const make = (
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           submit({
             _tag: "Dispatch",
-            run_id: entry.runId,
-            step: entry.step,
-            call_id: entry.callId,
+            ...columnsOf(entry),
             call_index: entry.index,
-            tool: entry.tool,
             arguments: Codec.toJson(entry.arguments),
             idempotency_key: entry.idempotencyKey,
             replay: entry.replay,
+            attempts: 1,
             dispatched_at: now
           })),
       record: (entry) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           submit({
             _tag: "Record",
-            run_id: entry.runId,
-            step: entry.step,
-            call_id: entry.callId,
-            tool: entry.tool,
+            ...columnsOf(entry),
             phase: entry.phase,
             namespace: entry.record.namespace,
             data: Codec.toJson(entry.record.data),
@@ -547,10 +550,7 @@ export const make = (
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           submit({
             _tag: "Decision",
-            run_id: entry.runId,
-            step: entry.step,
-            call_id: entry.callId,
-            tool: entry.tool,
+            ...columnsOf(entry),
             action: entry.action,
             description: entry.description,
             decision: entry.decision._tag === "Allow" ? "allow" : "deny",
@@ -573,12 +573,10 @@ export const make = (
           }
           return submit({
             _tag: "Outcome",
-            run_id: entry.runId,
-            step: entry.step,
-            call_id: entry.callId,
+            ...columnsOf(entry),
             call_index: entry.index,
-            tool: entry.tool,
             arguments: Codec.toJson(entry.arguments),
+            attempts: 0,
             outcome: outcome.right,
             finished_at: now
           })

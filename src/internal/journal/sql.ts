@@ -21,9 +21,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Journal from "../../Journal.js"
 import { JournalError } from "../../Journal.js"
 import type { Refusal, Store, Write } from "./service.js"
+import * as Service from "./service.js"
 
 export type Dialect = "sqlite" | "pg"
 
@@ -272,95 +274,85 @@ export const store = (sql: SqlClient.SqlClient, dialect: Dialect, t: Tables): St
     })).pipe(journalErrors(doing))
 
   /**
-   * The text of each write's statement, compiled once for the dialect: a batch runs them on its connection with
-   * the write's parameters, without building and compiling a statement per row (on SQLite, that is most of a
-   * write's cost).
+   * Each write's statement, compiled once for the dialect: a batch runs it on its connection with the write's
+   * parameters, without building and compiling a statement per row (on SQLite, that is most of a write's cost).
+   * An insert's text and its parameters both come from one list of columns, so they cannot disagree.
    */
-  const texts: { readonly [K in Write["_tag"]]: string } = {
-    Step: compiled(sql`INSERT INTO ${sql(t.steps)} (run_id, step, response, created_at) VALUES (${_}, ${_}, ${_}, ${_})
-      ON CONFLICT (run_id, step) DO NOTHING`),
-    Dispatch: compiled(sql`INSERT INTO ${sql(t.calls)} AS c (run_id, step, call_id, call_index, tool, arguments,
-        idempotency_key, replay, attempts, dispatched_at)
-      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, 1, ${_})
-      ON CONFLICT (run_id, step, call_id) DO UPDATE SET attempts = c.attempts + 1,
+  const insert = <W extends Write>(
+    table: string,
+    columns: ReadonlyArray<Exclude<keyof W, "_tag">>,
+    onConflict: string
+  ) => ({
+    text: compiled(
+      sql`INSERT INTO ${sql(table)} AS c ${sql.insert(Object.fromEntries(columns.map((c) => [c, _])))} ${
+        sql.literal(onConflict)
+      }`
+    ),
+    parameters: (write: W): ReadonlyArray<unknown> => columns.map((c) => write[c])
+  })
+  type Of<K extends Write["_tag"]> = Extract<Write, { readonly _tag: K }>
+  const inserts = {
+    Step: insert<Of<"Step">>(
+      t.steps,
+      ["run_id", "step", "response", "created_at"],
+      "ON CONFLICT (run_id, step) DO NOTHING"
+    ),
+    Dispatch: insert<Of<"Dispatch">>(
+      t.calls,
+      [
+        "run_id",
+        "step",
+        "call_id",
+        "call_index",
+        "tool",
+        "arguments",
+        "idempotency_key",
+        "replay",
+        "attempts",
+        "dispatched_at"
+      ],
+      `ON CONFLICT (run_id, step, call_id) DO UPDATE SET attempts = c.attempts + 1,
         dispatched_at = excluded.dispatched_at, idempotency_key = excluded.idempotency_key,
-        replay = excluded.replay, tool = excluded.tool, arguments = excluded.arguments`),
-    Outcome: compiled(sql`INSERT INTO ${sql(t.calls)} AS c (run_id, step, call_id, call_index, tool, arguments,
-        attempts, outcome, finished_at)
-      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, 0, ${_}, ${_})
-      ON CONFLICT (run_id, step, call_id) DO UPDATE SET outcome = excluded.outcome, finished_at = excluded.finished_at
-      WHERE c.outcome IS NULL`),
-    Record: compiled(sql`INSERT INTO ${sql(t.records)} (run_id, step, call_id, tool, phase, namespace, data, created_at)
-      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_})`),
-    Decision: compiled(sql`INSERT INTO ${sql(t.decisions)} (run_id, step, call_id, tool, action, description, decision,
-        reason, created_at)
-      VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_})`),
-    Status: compiled(sql`UPDATE ${sql(t.runs)} SET status = ${_}, updated_at = ${_} WHERE run_id = ${_}`)
+        replay = excluded.replay, tool = excluded.tool, arguments = excluded.arguments`
+    ),
+    Outcome: insert<Of<"Outcome">>(
+      t.calls,
+      ["run_id", "step", "call_id", "call_index", "tool", "arguments", "attempts", "outcome", "finished_at"],
+      `ON CONFLICT (run_id, step, call_id) DO UPDATE SET outcome = excluded.outcome,
+        finished_at = excluded.finished_at WHERE c.outcome IS NULL`
+    ),
+    Record: insert<Of<"Record">>(
+      t.records,
+      ["run_id", "step", "call_id", "tool", "phase", "namespace", "data", "created_at"],
+      ""
+    ),
+    Decision: insert<Of<"Decision">>(
+      t.decisions,
+      ["run_id", "step", "call_id", "tool", "action", "description", "decision", "reason", "created_at"],
+      ""
+    )
   }
+  const setStatus = compiled(sql`UPDATE ${sql(t.runs)} SET status = ${_}, updated_at = ${_} WHERE run_id = ${_}`)
   const touchRun = compiled(sql`UPDATE ${sql(t.runs)} SET updated_at = ${_} WHERE run_id = ${_}`)
 
-  /** A write's parameters, in the order of its statement's placeholders. */
-  const parameters = (write: Write, touched: number): ReadonlyArray<unknown> => {
+  /** A write's statement and its parameters. */
+  const statement = (write: Write, touched: number): readonly [string, ReadonlyArray<unknown>] => {
     switch (write._tag) {
       case "Step":
-        return [write.run_id, write.step, write.response, write.created_at]
+        return [inserts.Step.text, inserts.Step.parameters(write)]
       case "Dispatch":
-        return [
-          write.run_id,
-          write.step,
-          write.call_id,
-          write.call_index,
-          write.tool,
-          write.arguments,
-          write.idempotency_key,
-          write.replay,
-          write.dispatched_at
-        ]
+        return [inserts.Dispatch.text, inserts.Dispatch.parameters(write)]
       case "Outcome":
-        return [
-          write.run_id,
-          write.step,
-          write.call_id,
-          write.call_index,
-          write.tool,
-          write.arguments,
-          write.outcome,
-          write.finished_at
-        ]
+        return [inserts.Outcome.text, inserts.Outcome.parameters(write)]
       case "Record":
-        return [
-          write.run_id,
-          write.step,
-          write.call_id,
-          write.tool,
-          write.phase,
-          write.namespace,
-          write.data,
-          write.created_at
-        ]
+        return [inserts.Record.text, inserts.Record.parameters(write)]
       case "Decision":
-        return [
-          write.run_id,
-          write.step,
-          write.call_id,
-          write.tool,
-          write.action,
-          write.description,
-          write.decision,
-          write.reason,
-          write.created_at
-        ]
+        return [inserts.Decision.text, inserts.Decision.parameters(write)]
       case "Status":
-        return [write.status, touched, write.run_id]
+        return [setStatus, [write.status, touched, write.run_id]]
     }
   }
 
-  /**
-   * Fencing, in the batch's transaction: which runs of the batch this owner may write to (they exist and no other
-   * owner leases them). On Postgres the rows are locked `FOR SHARE` until COMMIT, so a takeover (which locks them
-   * `FOR UPDATE`) waits for the batch, and a batch after a takeover sees it; SQLite's write lock, taken by
-   * `BEGIN IMMEDIATE`, already orders them. A read, not a write: fencing adds no page to the batch's fsync.
-   */
   const fenceTexts = new Map<number, string>()
   /** The fencing query for `n` runs (a batch's runs: usually one), compiled once per `n` (at most `maxBatch`). */
   const fenceText = (n: number): string => {
@@ -440,7 +432,8 @@ export const store = (sql: SqlClient.SqlClient, dialect: Dialect, t: Tables): St
           for (const write of writes) {
             const verdict = verdicts.get(write.run_id)
             if (verdict === undefined) {
-              yield* connection.execute(texts[write._tag], parameters(write, touched), undefined)
+              const [text, parameters] = statement(write, touched)
+              yield* connection.execute(text, parameters, undefined)
               // a run's `updated_at` follows its steps (and its status and lease), not each of its writes
               if (write._tag === "Step") yield* connection.execute(touchRun, [touched, write.run_id], undefined)
             }
@@ -535,3 +528,12 @@ export const store = (sql: SqlClient.SqlClient, dialect: Dialect, t: Tables): St
       )
   }
 }
+
+/** The journal service over a SQL store whose tables are ready. */
+export const journal = (
+  sql: SqlClient.SqlClient,
+  dialect: Dialect,
+  t: Tables,
+  options: Journal.Options
+): Effect.Effect<Journal.Journal.Service, never, Scope.Scope> =>
+  Service.make(store(sql, dialect, t), Service.settings(options))

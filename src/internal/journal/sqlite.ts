@@ -14,7 +14,6 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Journal from "../../Journal.js"
 import { JournalError } from "../../Journal.js"
-import * as Service from "./service.js"
 import * as Sql from "./sql.js"
 
 /** The first 16 bytes of every SQLite database file. */
@@ -69,10 +68,7 @@ export const make = (
   sql: SqlClient.SqlClient,
   options: Journal.SqliteOptions
 ): Effect.Effect<Journal.Journal.Service, JournalError, Scope.Scope> =>
-  Effect.zipRight(
-    prepare(sql, options),
-    Service.make(Sql.store(sql, "sqlite", Sql.tables()), Service.settings(options))
-  )
+  Effect.zipRight(prepare(sql, options), Sql.journal(sql, "sqlite", Sql.tables(), options))
 
 /** The SQLite client of a journal file, with the file checked first. */
 export const client = (filename: string): Effect.Effect<SqlClient.SqlClient, JournalError, Scope.Scope> =>
