@@ -52,7 +52,8 @@ import type * as ToolResult from "./ToolResult.js"
  * - `Conflict`: the run is owned by another lease (or by another fiber of this host).
  * - `UnknownRun`: no run by that id was begun.
  * - `Invalid`: the write cannot be stored: it is over the layer's `maxWriteBytes`, or its outcome does not encode
- *   (a content part that is not one of MCP's shapes).
+ *   (a content part that is not one of MCP's shapes); or a layer's option is not usable (a Postgres schema name
+ *   that is not a plain identifier).
  *
  * @since 0.1.0
  * @category errors
@@ -415,7 +416,7 @@ export const DEFAULT_LIST_LIMIT = 100
  */
 export interface ListOptions {
   readonly status?: RunStatus | undefined
-  /** At most this many runs, the most recently updated first. Default {@link DEFAULT_LIST_LIMIT}. */
+  /** At most this many runs (a whole number; below 0 counts as 0), the most recently updated first. Default {@link DEFAULT_LIST_LIMIT}. */
   readonly limit?: number | undefined
 }
 

@@ -235,6 +235,13 @@ describe.skipIf(skipPg)("Journal faults on Postgres", () => {
       expect(error.message).toMatch(/^the journal's database could not be reached: /)
     }))
 
+  it.scopedLive("a schema name that is not a plain identifier fails the layer with Invalid before any statement", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(build(Journal.layerPg({ ...PG, schema: "journal\"; DROP TABLE x; --" })))
+      expect(error.reason).toBe("Invalid")
+      expect(error.message).toMatch(/^the journal's schema name .* is not a plain identifier/)
+    }))
+
   it.scopedLive("tables from a newer version fail the layer with NewerSchema, and nothing is changed", () =>
     Effect.gen(function*() {
       const { admin, schema } = yield* pgSchema

@@ -245,6 +245,9 @@ for (const store of stores) {
         expect((yield* journal.runs()).map((r) => r.runId)).toEqual(["run-a", "run-c", "run-b"])
         expect((yield* journal.runs({ status: "running" })).map((r) => r.runId)).toEqual(["run-c", "run-b"])
         expect((yield* journal.runs({ limit: 1 })).map((r) => r.runId)).toEqual(["run-a"])
+        // a limit is a whole number of at least 0 (SQLite alone would read -1 as no limit)
+        expect(yield* journal.runs({ limit: -1 })).toEqual([])
+        expect((yield* journal.runs({ limit: 1.5 })).length).toBe(1)
       }))
 
     test("writes for a run never begun fail UnknownRun; the other writes of their transaction are durable", () =>

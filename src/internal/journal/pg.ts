@@ -45,7 +45,7 @@ export const prepare = (sql: SqlClient.SqlClient, options: Journal.PgOptions): E
     const schema = options.schema
     if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
       return yield* new JournalError({
-        reason: "Unavailable",
+        reason: "Invalid",
         message: `the journal's schema name ${
           JSON.stringify(schema)
         } is not a plain identifier ([A-Za-z_][A-Za-z0-9_]*)`

@@ -353,6 +353,10 @@ export const settings = (options: Journal.Options): Settings => ({
 /** A lease owner id: which host and process (for people reading the table), and a random part (for uniqueness). */
 export const makeOwner = (): string => `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
 
+/** A list's bound: a whole number, at least 0 (SQLite reads `LIMIT -1` as no limit at all). */
+const limitOf = (limit: number | undefined): number =>
+  limit === undefined ? Journal.DEFAULT_LIST_LIMIT : Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0
+
 /** Which call of which run a write is for, as the tables name it. */
 const columnsOf = (entry: Journal.CallKey & { readonly tool: string }): CallColumns => ({
   run_id: entry.runId,
@@ -585,14 +589,12 @@ export const make = (
       takeOver,
       expired: (options) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          store.expired(now, options?.limit ?? Journal.DEFAULT_LIST_LIMIT)).pipe(
-            Effect.flatMap((rows) =>
-              Effect.forEach(rows, toRun)
-            )
+          store.expired(now, limitOf(options?.limit))).pipe(
+            Effect.flatMap((rows) => Effect.forEach(rows, toRun))
           ),
       runs: (options) =>
         Effect.flatMap(
-          store.runs(options?.status, options?.limit ?? Journal.DEFAULT_LIST_LIMIT),
+          store.runs(options?.status, limitOf(options?.limit)),
           (rows) => Effect.forEach(rows, toRun)
         ),
       run: (runId) =>
