@@ -36,6 +36,8 @@ const quickStart = Effect.gen(function*() {
 // #endregion
 
 // #region events
+// continues the example "quick-start"
+
 const Download = Tool.make("download", {
   description: "Download a file",
   parameters: { url: Schema.String },
@@ -121,6 +123,8 @@ const schedulingDemo = Effect.gen(function*() {
 // #endregion
 
 // #region sequential
+// continues the example "quick-start"
+
 const Migrate = Tool.make("migrate_db", {
   description: "Apply a database migration",
   parameters: { name: Schema.String },
@@ -160,6 +164,8 @@ const makeTail = (log: Array<string>) =>
 // #endregion
 
 // #region stop-consuming
+// continues the example "tail"
+
 const stopConsuming = Effect.gen(function*() {
   const log: Array<string> = []
   const events = yield* Executor.stream(Toolkit.make(makeTail(log)), [
@@ -176,6 +182,8 @@ const stopConsuming = Effect.gen(function*() {
 // #endregion
 
 // #region interrupt-run
+// continues the example "tail"
+
 const interruptRun = Effect.gen(function*() {
   const log: Array<string> = []
   const outcomes = yield* Executor.run(Toolkit.make(makeTail(log)), [
@@ -187,6 +195,8 @@ const interruptRun = Effect.gen(function*() {
 // #endregion
 
 // #region cancel
+// continues the examples "quick-start" and "tail"
+
 const cancelOne = Effect.gen(function*() {
   const log: Array<string> = []
   const lines = yield* Effect.scoped(Effect.gen(function*() {
@@ -209,6 +219,8 @@ const cancelOne = Effect.gen(function*() {
 // #endregion
 
 // #region partial
+// continues the example "tail"
+
 const partialOutput = Effect.gen(function*() {
   const log: Array<string> = []
   const batch = yield* Executor.start(Toolkit.make(makeTail(log)), [
@@ -230,6 +242,8 @@ const partialOutput = Effect.gen(function*() {
 // #endregion
 
 // #region timeouts
+// continues the example "quick-start"
+
 const Hang = Tool.make("hang", {
   description: "Wait for something that never comes",
   handler: () => Effect.never
@@ -252,6 +266,8 @@ const timeoutsDemo = Effect.map(
 // #endregion
 
 // #region permission
+// continues the example "quick-start"
+
 const WriteFile = Tool.make("write_file", {
   description: "Write a file",
   parameters: { path: Schema.String, content: Schema.String },
@@ -321,6 +337,8 @@ const recorderDemo = Effect.gen(function*() {
 // #endregion
 
 // #region on-start
+// continues the example "quick-start"
+
 const onStartDemo = Effect.gen(function*() {
   const dispatched: Array<string> = []
   const outcomes = yield* Executor.run(Toolkit.make(Upper), [

@@ -15,6 +15,8 @@ fs.mkdirSync(path.join(root, "src"))
 fs.writeFileSync(path.join(root, "src/greet.ts"), "export const greet = (name: string) => `Hi ${name}`\n")
 
 // #region batch
+// given: root: string
+
 /** What the model reads back for one call. */
 const modelText = (outcome: Executor.Outcome): string =>
   Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
@@ -42,6 +44,8 @@ const batchDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region permission
+// continues the example "batch"
+
 const ReviewInTheLog = Permission.layer((request) =>
   Effect.as(
     Effect.log(`${request.tool} asks to ${request.action}: ${request.description}\n${request.preview ?? ""}`),
@@ -69,6 +73,8 @@ const permissionDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region records
+// continues the example "batch"
+
 const recordsDemo = Effect.gen(function*() {
   const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
   const layer = Recorder.layerMemory(entries)
