@@ -6,6 +6,9 @@ export declare const root: string
 /** node_modules/.cache/effect-agent-tools: the lists of inputs and the compiled test fixtures. */
 export declare const cacheDir: string
 
+/** Where the list of the files `outfile` was built from is kept. */
+export declare const inputsFileOf: (outfile: string) => string
+
 /** Whether `outfile` exists and is newer than every file it was last built from. */
 export declare const isFresh: (outfile: string) => boolean
 

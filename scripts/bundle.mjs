@@ -16,7 +16,8 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 /** Where the lists of inputs (and the compiled test fixtures) live: ignored by git, never packed. */
 export const cacheDir = path.join(root, "node_modules/.cache/effect-agent-tools")
 
-const inputsFileOf = (outfile) =>
+/** Where the list of the files `outfile` was built from is kept. */
+export const inputsFileOf = (outfile) =>
   path.join(cacheDir, "inputs", `${path.relative(root, outfile).replace(/[/\\]/g, "__")}.json`)
 
 const mtimeOf = (file) => {
