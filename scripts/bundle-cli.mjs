@@ -7,4 +7,4 @@
 // (dist/*.js with declarations) for its users' own bundlers.
 import { bundleCli } from "./bundle.mjs"
 
-bundleCli({ force: process.argv.includes("--if-stale") === false })
+bundleCli({ force: true })
