@@ -70,10 +70,10 @@ describe("the CLI's rendering", () => {
     const view = makeView(batch, sink)
     view.event({ _tag: "Started", index: 11, call: batch[11] })
     const ups = [...text().matchAll(UP)].map((m) => Number(m[1]))
-    expect(ups).toEqual([5])
+    expect(ups).toEqual([4])
     const last = text().slice(text().lastIndexOf("\x1b[0J") + "\x1b[0J".length).split("\n").filter((l) => l !== "")
-    expect(last).toHaveLength(5)
-    expect(last[4]).toBe("… 8 more calls: 1 running, 0 done")
+    expect(last).toHaveLength(4)
+    expect(last[3]).toBe("… 9 more calls: 1 running, 0 done")
   })
 
   it("into a pipe: no redraw, one row per change", () => {

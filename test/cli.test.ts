@@ -193,6 +193,14 @@ describe.concurrent("agent-tools", () => {
     30_000
   )
 
+  it.skipIf(!hasTmux)("demo on a terminal of 8 rows shows what fits, each row once, the rest summed up", async () => {
+    const { buffer, raw } = await inTmux(["demo"], 50, 8)
+    for (const line of printedLines(raw)) expect(widthOf(line), line).toBeLessThan(50)
+    const rows = buffer.split("\n").filter((line) => /^#\d+ /.test(line) && /[…✓✗▶] /.test(line))
+    expect(rows.map((row) => row.slice(0, 2))).toEqual(["#1", "#2", "#3", "#4", "#5"])
+    expect(buffer).toContain("… 4 more calls: 0 running, 4 done")
+  }, 30_000)
+
   it("demo on a terminal under NO_COLOR: redrawn in place, without a colour code", async () => {
     const plain = await onTerminal(["demo"], { env: { NO_COLOR: "1" } })
     expect(plain.code).toBe(0)

@@ -215,8 +215,10 @@ export const makeView = (calls: ReadonlyArray<Executor.ToolCall>, sink: Sink): V
       }
     }
   }
-  // never more rows than the terminal has, less one for the cursor: cursor-up cannot reach a row scrolled away
-  const shownRows = calls.length <= sink.rows - 1 ? calls.length : Math.max(0, sink.rows - 2)
+  // at most the terminal's rows less two: cursor-up cannot reach a row scrolled away, the cursor takes the last row,
+  // and a block starting on the top row would be erased as a whole screen, which tmux (and terminals like it) keep
+  // in their history, each redraw adding a copy
+  const shownRows = calls.length <= sink.rows - 2 ? calls.length : Math.max(0, sink.rows - 3)
   const blockOf = (): Array<string> => {
     const rows = Array.from({ length: shownRows }, (_, i) => rowOf(i))
     if (shownRows < calls.length) {
