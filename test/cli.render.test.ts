@@ -40,6 +40,14 @@ describe("the CLI's rendering", () => {
     expect(wrap("x y", 10, "  ")).toEqual(["  x y"])
   })
 
+  // the timeout is the assertion: measuring the line again per character took minutes here, one pass takes 0.4 s
+  it("a megabyte of text wraps in one pass; tabs in it are expanded without measuring the line again", () => {
+    const lines = wrap("word\t".repeat(200_000), 80)
+    expect(lines.length).toBe(20_000)
+    for (const line of lines) expect(widthOf(line)).toBeLessThanOrEqual(80)
+    expect(truncate("x".repeat(5_000_000), 10)).toBe("xxxxxxxxx…")
+  }, 20_000)
+
   it("every row fits a narrow terminal, whatever the call's name, arguments and output", () => {
     const { sink, text } = recording(40, 24)
     const batch = [

@@ -71,40 +71,54 @@ const isWide = (cp: number): boolean =>
 const isZeroWidth = (cp: number): boolean =>
   (cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f)
 
-/** The columns a line of text (no controls, no tabs) takes on a terminal: East Asian wide characters take two. */
+/** The columns one character takes on a terminal: East Asian wide characters two, combining marks none. */
+const charWidth = (char: string): number => {
+  const cp = char.codePointAt(0)!
+  return isZeroWidth(cp) ? 0 : isWide(cp) ? 2 : 1
+}
+
+/** The columns a line of text (no controls, no tabs) takes on a terminal. */
 export const widthOf = (text: string): number => {
   let width = 0
-  for (const char of text) {
-    const cp = char.codePointAt(0)!
-    width += isZeroWidth(cp) ? 0 : isWide(cp) ? 2 : 1
-  }
+  for (const char of text) width += charWidth(char)
   return width
+}
+
+const isControl = (char: string): boolean => {
+  const cp = char.codePointAt(0)!
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)
 }
 
 /** Tabs as spaces to the next stop of 8, and no control characters: what a tool's text may carry to a terminal. */
 const printable = (line: string): string => {
   let out = ""
+  let column = 0
   for (const char of line) {
-    if (char === "\t") out += " ".repeat(8 - (widthOf(out) % 8))
-    // eslint-disable-next-line no-control-regex
-    else if (!/[\u0000-\u001f\u007f-\u009f]/.test(char)) out += char
+    if (char === "\t") {
+      const spaces = 8 - (column % 8)
+      out += " ".repeat(spaces)
+      column += spaces
+    } else if (!isControl(char)) {
+      out += char
+      column += charWidth(char)
+    }
   }
   return out
 }
 
-/** The text cut to `width` columns, an ellipsis showing where. */
+/** The text cut to `width` columns, an ellipsis showing where; it reads no further than the cut. */
 export const truncate = (text: string, width: number): string => {
-  if (widthOf(text) <= width) return text
   if (width <= 0) return ""
-  let out = ""
   let used = 0
+  let end = 0
+  let fits = 0
   for (const char of text) {
-    const w = widthOf(char)
-    if (used + w > width - 1) break
-    out += char
-    used += w
+    used += charWidth(char)
+    if (used > width) return `${text.slice(0, fits)}…`
+    end += char.length
+    if (used <= width - 1) fits = end
   }
-  return `${out}…`
+  return text
 }
 
 /** The text cut or padded to exactly `width` columns. */
@@ -113,30 +127,43 @@ export const cell = (text: string, width: number): string => {
   return cut + " ".repeat(Math.max(0, width - widthOf(cut)))
 }
 
+/**
+ * The most of a text a row ever shows, taken before whitespace is collapsed: a tool's output or a model's
+ * arguments may be megabytes, and a row is redrawn on every event.
+ */
+const ROW_CHARS = 2_000
+
 /** Any text as one printable line: whitespace runs become one space. */
-export const oneLine = (text: string): string => printable(text.replace(/\s+/g, " ").trim())
+export const oneLine = (text: string): string => printable(text.slice(0, ROW_CHARS).replace(/\s+/g, " ").trim())
 
 /**
  * Text as lines of at most `width` columns, each starting with `indent`: a line too long breaks at its last space
- * that fits, or anywhere if it has none.
+ * that fits, or anywhere if it has none. One pass over the text (a server's instructions may be long).
  */
 export const wrap = (text: string, width: number, indent = ""): Array<string> => {
   const room = Math.max(1, width - widthOf(indent))
   const lines: Array<string> = []
   for (const raw of text.split("\n")) {
-    let rest = printable(raw)
-    while (widthOf(rest) > room) {
-      let cut = ""
-      for (const char of rest) {
-        if (widthOf(cut + char) > room) break
-        cut += char
+    const chars = [...printable(raw)]
+    let start = 0
+    let used = 0
+    let space = -1
+    for (let i = 0; i < chars.length;) {
+      const w = charWidth(chars[i])
+      if (used + w > room && i > start) {
+        const breakAtSpace = space > start
+        lines.push(indent + chars.slice(start, breakAtSpace ? space : i).join("").trimEnd())
+        start = breakAtSpace ? space + 1 : i
+        i = start
+        used = 0
+        space = -1
+        continue
       }
-      if (cut === "") cut = String.fromCodePoint(rest.codePointAt(0)!)
-      const space = cut.lastIndexOf(" ")
-      if (space > 0) cut = cut.slice(0, space)
-      lines.push(indent + cut.trimEnd())
-      rest = rest.slice(cut.length).replace(/^ /, "")
+      if (chars[i] === " ") space = i
+      used += w
+      i++
     }
+    const rest = chars.slice(start).join("")
     lines.push(rest === "" ? "" : indent + rest)
   }
   return lines
