@@ -95,6 +95,8 @@ const formDemo = Effect.gen(function*() {
 // #endregion
 
 // #region mcp
+// continues the example "ask"
+
 /** An MCP SDK client on a transport, closed with the scope. */
 const connected = (client: Client, transport: Transport) =>
   Effect.acquireRelease(
@@ -133,6 +135,8 @@ const mcpDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region client
+// continues the example "ask"
+
 /** How this host asks its user: here, a fixed answer; in an app, a dialog. */
 const AskTheUser = Elicitation.layer((request) =>
   Effect.succeed(request.mode === "form" ? Elicitation.accept({ target: "staging" }) : Elicitation.decline)
@@ -148,6 +152,8 @@ const clientDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region sampling
+// continues the example "mcp"
+
 const Title = Tool.make("title", {
   description: "Suggest a title for a text, asking the client's model",
   parameters: { text: Schema.String },
@@ -181,6 +187,8 @@ const samplingDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region logging
+// continues the example "mcp"
+
 const Migrate = Tool.make("migrate", {
   description: "Run the database migrations",
   handler: () =>

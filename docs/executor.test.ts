@@ -36,6 +36,8 @@ const quickStart = Effect.gen(function*() {
 // #endregion
 
 // #region events
+// continues the example "quick-start"
+
 const Download = Tool.make("download", {
   description: "Download a file",
   parameters: { url: Schema.String },
@@ -121,6 +123,8 @@ const schedulingDemo = Effect.gen(function*() {
 // #endregion
 
 // #region sequential
+// continues the example "quick-start"
+
 const Migrate = Tool.make("migrate_db", {
   description: "Apply a database migration",
   parameters: { name: Schema.String },
@@ -141,6 +145,8 @@ const sequentialDemo = Executor.stream(Toolkit.make(Upper, Migrate), [
 // #endregion
 
 // #region plan
+// continues the example "scheduling"
+
 const planKit = Toolkit.make(EditFile, Bash, Fetch)
 const batchCalls: ReadonlyArray<Executor.ToolCall> = [
   { id: "c0", name: "edit_file", arguments: { path: "a", ms: 30 } },
@@ -158,6 +164,8 @@ const chains = batchPlan.calls.map(({ index, refused, waitsFor }) =>
 // #endregion
 
 // #region plan-harness
+// continues the example "plan"
+
 /** Dispatches every call at once, each in its own fiber, once the calls it waits for have settled. */
 const dispatchInPlan = Effect.gen(function*() {
   const t0 = yield* Clock.currentTimeMillis
@@ -201,6 +209,8 @@ const makeTail = (log: Array<string>) =>
 // #endregion
 
 // #region stop-consuming
+// continues the example "tail"
+
 const stopConsuming = Effect.gen(function*() {
   const log: Array<string> = []
   const events = yield* Executor.stream(Toolkit.make(makeTail(log)), [
@@ -217,6 +227,8 @@ const stopConsuming = Effect.gen(function*() {
 // #endregion
 
 // #region interrupt-run
+// continues the example "tail"
+
 const interruptRun = Effect.gen(function*() {
   const log: Array<string> = []
   const outcomes = yield* Executor.run(Toolkit.make(makeTail(log)), [
@@ -228,6 +240,8 @@ const interruptRun = Effect.gen(function*() {
 // #endregion
 
 // #region cancel
+// continues the examples "quick-start" and "tail"
+
 const cancelOne = Effect.gen(function*() {
   const log: Array<string> = []
   const lines = yield* Effect.scoped(Effect.gen(function*() {
@@ -250,6 +264,8 @@ const cancelOne = Effect.gen(function*() {
 // #endregion
 
 // #region partial
+// continues the example "tail"
+
 const partialOutput = Effect.gen(function*() {
   const log: Array<string> = []
   const batch = yield* Executor.start(Toolkit.make(makeTail(log)), [
@@ -271,6 +287,8 @@ const partialOutput = Effect.gen(function*() {
 // #endregion
 
 // #region timeouts
+// continues the example "quick-start"
+
 const Hang = Tool.make("hang", {
   description: "Wait for something that never comes",
   handler: () => Effect.never
@@ -293,6 +311,8 @@ const timeoutsDemo = Effect.map(
 // #endregion
 
 // #region permission
+// continues the example "quick-start"
+
 const WriteFile = Tool.make("write_file", {
   description: "Write a file",
   parameters: { path: Schema.String, content: Schema.String },
@@ -362,6 +382,8 @@ const recorderDemo = Effect.gen(function*() {
 // #endregion
 
 // #region on-start
+// continues the example "quick-start"
+
 const onStartDemo = Effect.gen(function*() {
   const dispatched: Array<string> = []
   const outcomes = yield* Executor.run(Toolkit.make(Upper), [

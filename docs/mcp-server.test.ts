@@ -51,6 +51,8 @@ NodeRuntime.runMain(McpServer.stdio(kit, { name: "text-tools", version: "1.0.0" 
 // #endregion
 
 // #region in-memory
+// continues the example "stdio"
+
 /** An MCP SDK client on a transport, closed with the scope. */
 const clientOn = (transport: Transport) =>
   Effect.acquireRelease(
@@ -84,6 +86,8 @@ const inMemoryDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region http
+// continues the examples "stdio" and "in-memory"
+
 const httpDemo = Effect.scoped(Effect.gen(function*() {
   const { url } = yield* McpServer.http(kit, { name: "text-tools", version: "1.0.0", port: 0 })
   const client = yield* clientOn(new StreamableHTTPClientTransport(new URL(url)))
@@ -94,6 +98,8 @@ const httpDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region limits
+// continues the examples "stdio" and "in-memory"
+
 const limitsDemo = Effect.scoped(Effect.gen(function*() {
   const { url } = yield* McpServer.http(kit, {
     name: "text-tools",
@@ -118,6 +124,8 @@ const limitsDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region deploy
+// continues the example "stdio"
+
 const serveHttp = Effect.gen(function*() {
   const { url } = yield* McpServer.http(kit, {
     name: "text-tools",
@@ -151,6 +159,8 @@ const Note = Tool.make("note", {
 // #endregion
 
 // #region changing
+// continues the examples "stdio" and "in-memory"
+
 const changingDemo = Effect.scoped(Effect.gen(function*() {
   const served = yield* SubscriptionRef.make<Toolkit.Toolkit<Tool.Tool<string>>>(Toolkit.make(Upper))
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()

@@ -28,6 +28,8 @@ const kit = Toolkit.make(Weather)
 // #endregion
 
 // #region openai-chat
+// continues the example "toolkit"
+
 interface ChatRequest {
   readonly model: string
   readonly messages: ReadonlyArray<OpenAiChat.Message>
@@ -56,6 +58,8 @@ const nextChatRequest = (request: ChatRequest, completion: OpenAiChat.ChatComple
 // #endregion
 
 // #region openai-responses
+// continues the example "toolkit"
+
 interface ResponsesRequest {
   readonly model: string
   readonly input: ReadonlyArray<OpenAiResponses.InputItem>
@@ -81,6 +85,8 @@ const nextResponsesRequest = (request: ResponsesRequest, response: OpenAiRespons
 // #endregion
 
 // #region anthropic
+// continues the example "toolkit"
+
 interface MessagesRequest {
   readonly model: string
   readonly max_tokens: number
@@ -115,6 +121,8 @@ const nextMessagesRequest = (request: MessagesRequest, message: Anthropic.Messag
 // #endregion
 
 // #region gemini
+// continues the example "toolkit"
+
 interface GenerateContentRequest {
   readonly contents: ReadonlyArray<Gemini.Content>
   readonly tools?: ReadonlyArray<{ readonly functionDeclarations: ReadonlyArray<unknown> }>
@@ -142,6 +150,8 @@ const nextGeminiRequest = (request: GenerateContentRequest, response: Gemini.Gen
 // #endregion
 
 // #region effect-ai-toolkit
+// continues the example "toolkit"
+
 const answer = LanguageModel.generateText({
   prompt: "What's the weather like in Paris?",
   toolkit: EffectAi.toolkit(kit)
@@ -150,6 +160,8 @@ const answer = LanguageModel.generateText({
 // #endregion
 
 // #region effect-ai-step
+// continues the example "toolkit"
+
 /** The prompt after one model turn: the turn itself, then the outcomes of its calls, run as one batch. */
 const nextPrompt = (prompt: Prompt.Prompt) =>
   Effect.gen(function*() {

@@ -73,6 +73,8 @@ const directoryDemo = Tool.execute(Resolve, { id: "call_1", arguments: { path: "
 // #endregion
 
 // #region connect
+// given: providerScript: string
+
 const modelText = (outcome: Executor.Outcome): string =>
   Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
 

@@ -32,6 +32,8 @@ const ReadFile = Tool.make("read_file", {
 // #endregion
 
 // #region execute
+// continues the example "make"
+
 /** What the model reads back for one call: the output, or one `Error: ...` line. */
 const modelText = (outcome: Either.Either<ToolResult.ToolResult, ToolError.ToolError>): string =>
   Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
@@ -54,6 +56,8 @@ const executeDemo = Effect.forEach([
 // #endregion
 
 // #region invalid
+// continues the example "execute"
+
 const Search = Tool.make("search", {
   description: "Search the issue tracker",
   parameters: {
@@ -94,6 +98,8 @@ const outputDemo = Effect.map(
 // #endregion
 
 // #region progress
+// continues the example "execute"
+
 const Index = Tool.make("index", {
   description: "Index a folder",
   parameters: { folder: Schema.String },
@@ -121,6 +127,8 @@ const progressDemo = Effect.gen(function*() {
 // #endregion
 
 // #region json-schema
+// continues the example "execute"
+
 const Echo = Tool.fromJsonSchema("echo", {
   description: "Echo a message back",
   parameters: {
@@ -144,6 +152,8 @@ const jsonSchemaDemo = Effect.forEach(
 // #endregion
 
 // #region toolkit
+// continues the examples "make", "invalid" and "json-schema"
+
 const kit = Toolkit.make(ReadFile, Search)
 const docs = Toolkit.prefix(Toolkit.make(Echo), "docs")
 const everything = Toolkit.merge(kit, docs)
@@ -155,6 +165,8 @@ const forAnthropic = Toolkit.definitions(everything, "anthropic")
 // #endregion
 
 // #region definitions
+// continues the example "execute"
+
 const Add = Tool.make("add", {
   description: "Add two integers",
   strict: true,

@@ -16,6 +16,8 @@ fs.writeFileSync(path.join(root, "src/greet.ts"), "export const greet = (name: s
 fs.writeFileSync(path.join(root, "logo.png"), Uint8Array.from([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]))
 
 // #region batch
+// given: root: string
+
 /** What the model reads back for one call. */
 const modelText = (outcome: Executor.Outcome): string =>
   Either.isRight(outcome) ? ToolResult.toText(outcome.right) : ToolError.toModelText(outcome.left)
@@ -43,6 +45,8 @@ const batchDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region permission
+// continues the example "batch"
+
 const ReviewInTheLog = Permission.layer((request) =>
   Effect.as(
     Effect.log(`${request.tool} asks to ${request.action}: ${request.description}\n${request.preview ?? ""}`),
@@ -70,6 +74,8 @@ const permissionDemo = Effect.scoped(Effect.gen(function*() {
 // #endregion
 
 // #region records
+// continues the example "batch"
+
 const recordsDemo = Effect.gen(function*() {
   const entries = yield* Ref.make<ReadonlyArray<Recorder.Entry>>([])
   const layer = Recorder.layerMemory(entries)
@@ -89,6 +95,8 @@ const recordsDemo = Effect.gen(function*() {
 // #endregion
 
 // #region search
+// continues the example "batch"
+
 const searchDemo = Effect.scoped(Effect.gen(function*() {
   const kit = yield* Workspace.toolkit({ root })
   const outcomes = yield* Executor.run(kit, [

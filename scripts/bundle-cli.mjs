@@ -1,26 +1,10 @@
-// Bundles the agent-tools binary into one file, dist/cli/main.js, over tsc's output for it.
+// Bundles the agent-tools binary into one file, dist/cli/main.js, from src/cli/main.ts (`npm run build`).
 //
 // Why: the CLI imports a large part of Effect, @effect/cli, the MCP SDK and Ajv; Node resolving and loading
 // hundreds of ES modules one by one takes about 1.6 s before the first line of output, the same code in one file
-// about 0.6 s. The library itself stays unbundled (dist/*.js with declarations) for its users' own bundlers.
-import * as esbuild from "esbuild"
-import * as fs from "node:fs"
+// about 0.6 s. And the CLI's own dependencies (@effect/cli, the printers, @effect/platform-node) are dev
+// dependencies, inlined here, so they never reach a library user's install. The library itself stays unbundled
+// (dist/*.js with declarations) for its users' own bundlers.
+import { bundleCli } from "./bundle.mjs"
 
-const outfile = "dist/cli/main.js"
-
-await esbuild.build({
-  entryPoints: ["src/cli/main.ts"],
-  outfile,
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  // CommonJS dependencies (Ajv) call require; an ES module has none of its own
-  banner: {
-    js:
-      "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
-  },
-  legalComments: "none",
-  logLevel: "warning"
-})
-fs.chmodSync(outfile, 0o755)
+bundleCli({ force: true })

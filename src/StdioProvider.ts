@@ -170,7 +170,8 @@ export type StdioProviderError = Internal.StdioProviderError
  *
  * - `maxParallel`: handlers running at once (default `Executor.DEFAULT_MAX_PARALLEL`).
  * - `timeout`: the timeout of calls whose tool sets none.
- * - `input`: the request bytes; defaults to the process's stdin. Its end is end of input.
+ * - `input`: the request bytes; defaults to the process's stdin (read with `@effect/platform-node`, an optional
+ *   peer dependency then needed). Its end is end of input.
  * - `output`: writes one chunk of whole lines and completes once it is handed on; defaults to the process's
  *   stdout. Never called again before the previous write completed.
  * - `maxLineBytes`: the longest request line read (default {@link DEFAULT_MAX_LINE_BYTES}); see {@link serve}.
@@ -285,7 +286,8 @@ export interface MainOptions {
  * saying why on stderr. SIGINT and SIGTERM interrupt the calls (their finalizers run) and exit.
  *
  * Stdout carries the protocol and nothing else, so `main` points the global `console` (and with it every Effect
- * logger) at stderr before it starts.
+ * logger) at stderr before it starts. It needs `@effect/platform-node` (an optional peer dependency of this
+ * package); without it, it says so on stderr and exits 1.
  *
  * @example
  * ```ts

@@ -474,7 +474,9 @@ describe("McpClient", () => {
           tools: [{ name: "chatty", inputSchema: schema() }],
           handlers: {
             chatty: async (_args, extra) => {
-              for (let i = 1; i <= 20; i++) {
+              // progress every 30 ms against an idle timeout ten times as long: a loaded machine may stall for
+              // 100 ms, which must not look like an idle server
+              for (let i = 1; i <= 40; i++) {
                 await sleep(30)
                 await extra.sendNotification({
                   method: "notifications/progress",
@@ -486,11 +488,11 @@ describe("McpClient", () => {
           }
         })
         const client = yield* McpClient.connect(peer.transport, {
-          timeout: "100 millis",
-          maxTotalTimeout: "200 millis"
+          timeout: "300 millis",
+          maxTotalTimeout: "600 millis"
         })
         const failed = failureOf(yield* run(yield* client.toolkit, "chatty"))
-        expect(failed.message).toBe("tool \"chatty\" timed out after 200ms")
+        expect(failed.message).toBe("tool \"chatty\" timed out after 600ms")
       }))
 
     it.scopedLive("interrupting a call returns at once and sends notifications/cancelled", () =>

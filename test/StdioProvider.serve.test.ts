@@ -1,8 +1,8 @@
 /**
  * StdioProvider.serve as a real provider program (test/fixtures/provider-served.ts, run by `StdioProvider.main`),
  * driven by a raw host over pipes, and both sides of this library talking to each other. Real processes, so
- * `it.live`; each start of the fixture pays for tsx (seconds on a loaded machine), so the tests start as few as
- * they can: one session covers the header, scheduling, every kind of answer and end of input.
+ * `it.live`; the fixture runs precompiled (test/fixtures/compiled.ts), and the tests start as few processes as they
+ * can: one session covers the header, scheduling, every kind of answer and end of input.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Option, Queue } from "effect"
@@ -12,12 +12,13 @@ import { fileURLToPath } from "node:url"
 import { Executor, ToolError, Toolkit } from "../src/index.js"
 import { lineSplitter } from "../src/internal/lines.js"
 import * as StdioProvider from "../src/StdioProvider.js"
+import { fixture } from "./fixtures/compiled.js"
 import { modelText } from "./helpers.js"
 
-const SERVED = fileURLToPath(new URL("./fixtures/provider-served.ts", import.meta.url))
+const SERVED = fixture("provider-served")
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
-/** Starting the fixture compiles it with tsx, which can take seconds on a loaded machine. */
+/** A generous bound: the precompiled fixture starts in well under a second, on a loaded machine in a few. */
 const START_TIMEOUT = "60 seconds"
 
 const NAMES = [
@@ -41,7 +42,7 @@ const rawHost = (env: Record<string, string> = {}) =>
     Effect.gen(function*() {
       const lines = yield* Queue.unbounded<string>()
       const exited = yield* Deferred.make<number | null>()
-      const proc = ChildProcess.spawn(process.execPath, ["--import", "tsx", SERVED], {
+      const proc = ChildProcess.spawn(process.execPath, [SERVED], {
         cwd: ROOT,
         env: { ...process.env, ...env },
         stdio: ["pipe", "pipe", "pipe"]
@@ -245,7 +246,7 @@ describe("StdioProvider.connect to StdioProvider.main", () => {
     Effect.scoped(Effect.gen(function*() {
       const provider = yield* StdioProvider.connect({
         command: process.execPath,
-        args: ["--import", "tsx", SERVED],
+        args: [SERVED],
         cwd: ROOT,
         startTimeout: START_TIMEOUT
       })

@@ -1,6 +1,7 @@
 /**
- * The `agent-tools` binary, run as a child process from dist/ (built by `npm run build`, which CI runs before the
- * tests), the way a user runs it: no TypeScript loader.
+ * The `agent-tools` binary, run as a child process the way a user runs it (no TypeScript loader): dist/cli/main.js,
+ * which the global setup (test/setup/bundles.ts) rebuilds from src/ whenever it is older than its sources. The tests
+ * are independent (each has its own workspace and processes), so the file runs them concurrently.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -9,6 +10,7 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { widthOf } from "../src/cli/render.js"
 import { root, serverEverything } from "./interop/peers.js"
 
 const bin = path.join(root, "dist/cli/main.js")
@@ -20,11 +22,14 @@ interface Ran {
 }
 
 /** Runs the binary without a terminal (stdin is a pipe closed after `input`). */
-export const runCli = (args: ReadonlyArray<string>, options: { readonly input?: string; readonly cwd?: string } = {}) =>
+const runCli = (
+  args: ReadonlyArray<string>,
+  options: { readonly input?: string; readonly cwd?: string; readonly env?: Record<string, string> } = {}
+) =>
   new Promise<Ran>((resolve, reject) => {
-    if (!fs.existsSync(bin)) return reject(new Error(`${bin} is missing: run npm run build first`))
     const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? root,
+      env: { ...process.env, ...options.env },
       stdio: ["pipe", "pipe", "pipe"]
     })
     let stdout = ""
@@ -45,24 +50,180 @@ const workspace = (files: Record<string, string>): string => {
   return dir
 }
 
-describe("agent-tools", () => {
-  it("demo runs one model turn live, then prints the model-facing outputs in call order, and exits 0", async () => {
-    const started = Date.now()
-    const { code, stderr, stdout } = await runCli(["demo"])
+const quote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`
+
+/** The binary's command line for a shell. */
+const commandLine = (args: ReadonlyArray<string>) => [process.execPath, bin, ...args].map(quote).join(" ")
+
+/**
+ * Runs the binary on a real terminal (a pseudo-terminal from util-linux's script(1)) sized `columns` x `rows`;
+ * gives everything written to it, escape codes included (script's own first and last lines taken off).
+ */
+const onTerminal = (
+  args: ReadonlyArray<string>,
+  options: { readonly columns?: number; readonly rows?: number; readonly env?: Record<string, string> } = {}
+) =>
+  new Promise<Ran>((resolve, reject) => {
+    const size = `stty cols ${options.columns ?? 80} rows ${options.rows ?? 24}`
+    const child = ChildProcess.spawn("script", ["-qfec", `${size}; ${commandLine(args)}`, "/dev/null"], {
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stdin.on("error", () => {})
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr: "" }))
+  })
+
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[[0-9;]*m/
+// eslint-disable-next-line no-control-regex
+const UP = /\x1b\[(\d+)A/g
+// eslint-disable-next-line no-control-regex
+const CSI = /\x1b\[[0-9;?]*[A-Za-z]/g
+
+/** The lines a terminal was given, escape codes and carriage returns taken out. */
+const printedLines = (raw: string): Array<string> => raw.replace(CSI, "").replace(/\r/g, "").split("\n")
+
+const hasTmux = ChildProcess.spawnSync("tmux", ["-V"]).status === 0
+
+/**
+ * Runs the binary in a tmux terminal of `columns` x `rows`, through script(1) so the raw bytes are recorded too; once
+ * it has ended, gives them and what tmux shows: its whole buffer, the lines scrolled away included.
+ */
+const inTmux = async (args: ReadonlyArray<string>, columns: number, rows: number) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-tmux-"))
+  const raw = path.join(dir, "raw")
+  const socket = `agent-tools-test-${process.pid}-${path.basename(dir)}`
+  const tmux = (...tmuxArgs: Array<string>) =>
+    new Promise<string>((resolve, reject) =>
+      ChildProcess.execFile(
+        "tmux",
+        ["-L", socket, "-f", "/dev/null", ...tmuxArgs],
+        (error, stdout) => error === null ? resolve(stdout) : reject(error)
+      )
+    )
+  const script = `script -qfec ${quote(commandLine(args))} ${quote(raw)}`
+  try {
+    await tmux(
+      "new-session",
+      "-d",
+      "-x",
+      String(columns),
+      "-y",
+      String(rows),
+      `${script}; tmux -L ${socket} wait-for -S ended; sleep 60`
+    )
+    await tmux("wait-for", "ended")
+    const buffer = await tmux("capture-pane", "-p", "-S", "-", "-E", "-")
+    const lines = fs.readFileSync(raw, "utf8").split("\n")
+    return { raw: lines.slice(1, -2).join("\n"), buffer }
+  } finally {
+    await tmux("kill-server").catch(() => {})
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** One run of the demo into a pipe, which two tests read. */
+let demoRun: Promise<Ran & { readonly millis: number }> | undefined
+const demoInPipe = () => {
+  const started = Date.now()
+  return demoRun ??= runCli(["demo"]).then((ran) => ({ ...ran, millis: Date.now() - started }))
+}
+
+describe.concurrent("agent-tools", () => {
+  it("demo runs one model turn, then prints the model-facing outputs in call order, and exits 0", async () => {
+    const { code, millis, stderr, stdout } = await demoInPipe()
     expect(code).toBe(0)
     expect(stderr).toBe("")
-    expect(Date.now() - started).toBeLessThan(15_000)
-    expect(stdout).toContain("permission asked for: edit src/math.js (approved)")
+    expect(millis).toBeLessThan(15_000)
+    expect(stdout).toContain("#6 asked permission to edit src/math.js (approved)")
     expect(stdout).toContain("-export const subtract = (a, b) => a + b\n+export const subtract = (a, b) => a - b")
-    expect(stdout).toContain("6/6 indexed chunk 6")
     const outputs = stdout.slice(stdout.indexOf("What goes back to the model, in call order:"))
-    const ids = [...outputs.matchAll(/^\[(call_\d)\]/gm)].map((m) => m[1])
-    expect(ids).toEqual(["call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7", "call_8", "call_9"])
+    const calls = [...outputs.matchAll(/^#(\d) \S+ \((call_\d)\)$/gm)].map((m) => `${m[1]} ${m[2]}`)
+    expect(calls).toEqual([
+      "1 call_1",
+      "2 call_2",
+      "3 call_3",
+      "4 call_4",
+      "5 call_5",
+      "6 call_6",
+      "7 call_7",
+      "8 call_8",
+      "9 call_9"
+    ])
     // the second bash call sees what the first one did to the shared shell
-    expect(outputs).toContain("[call_5] bash\n  in src after step one\n  (exit code 0)")
-    expect(outputs).toContain("[call_8] read_file\n  Error: invalid arguments: path: expected a string, got 42")
-    expect(outputs).toContain("[call_9] deploy_to_production\n  Error: unknown tool \"deploy_to_production\"")
+    expect(outputs).toContain("#5 bash (call_5)\n  in src after step one\n  (exit code 0)")
+    expect(outputs).toContain("#8 read_file (call_8)\n  Error: invalid arguments: path: expected a string, got 42")
+    expect(outputs).toContain("#9 deploy_to_production (call_9)\n  Error: unknown tool \"deploy_to_production\"")
   }, 30_000)
+
+  it("demo into a pipe: one plain line per change of a call, each at most 100 columns", async () => {
+    const { code, stdout } = await demoInPipe()
+    expect(code).toBe(0)
+    expect(stdout).not.toMatch(SGR)
+    const live = stdout.slice(0, stdout.indexOf("What goes back to the model"))
+    const rows = live.split("\n").filter((line) => /^#\d /.test(line) && /[…✓✗▶] /.test(line))
+    for (const row of rows) expect(widthOf(row)).toBeLessThanOrEqual(100)
+    expect(rows).toContainEqual(expect.stringMatching(/^#7 index_docs .* ▶ \d+\.\ds 6\/6 indexed chunk 6$/))
+    for (let call = 1; call <= 9; call++) {
+      expect(rows.filter((row) => row.startsWith(`#${call} `) && / [✓✗] /.test(row))).toHaveLength(1)
+    }
+  }, 30_000)
+
+  it.skipIf(!hasTmux)(
+    "demo on an 80x24 terminal redraws its table in place: no line wider, the table once",
+    async () => {
+      const { buffer, raw } = await inTmux(["demo"], 80, 24)
+      // what was written: no line wider than the terminal, and every redraw goes up exactly the rows it drew
+      for (const line of printedLines(raw)) expect(widthOf(line), line).toBeLessThan(80)
+      const ups = [...raw.matchAll(UP)].map((m) => Number(m[1]))
+      expect(ups.length).toBeGreaterThan(10)
+      expect(new Set(ups)).toEqual(new Set([9]))
+      expect(raw).toMatch(SGR)
+      // what the terminal shows at the end, scrolled-away lines included: each call's row once, finished
+      const lines = buffer.split("\n")
+      const rows = lines.filter((line) => /^#\d+ /.test(line) && /[…✓✗▶] /.test(line))
+      expect(rows.map((row) => row.slice(0, 2))).toEqual(["#1", "#2", "#3", "#4", "#5", "#6", "#7", "#8", "#9"])
+      for (const row of rows) expect(row).toMatch(/ [✓✗] \d+\.\ds /)
+      expect(lines.filter((line) => line.startsWith("#6 asked permission to edit src/math.js"))).toHaveLength(1)
+      expect(buffer).toContain("What goes back to the model, in call order:")
+    },
+    30_000
+  )
+
+  it.skipIf(!hasTmux)("demo on a terminal of 8 rows shows what fits, each row once, the rest summed up", async () => {
+    const { buffer, raw } = await inTmux(["demo"], 50, 8)
+    for (const line of printedLines(raw)) expect(widthOf(line), line).toBeLessThan(50)
+    const rows = buffer.split("\n").filter((line) => /^#\d+ /.test(line) && /[…✓✗▶] /.test(line))
+    expect(rows.map((row) => row.slice(0, 2))).toEqual(["#1", "#2", "#3", "#4", "#5"])
+    expect(buffer).toContain("… 4 more calls: 0 running, 4 done")
+  }, 30_000)
+
+  it("demo on a terminal under NO_COLOR: redrawn in place, without a colour code", async () => {
+    const plain = await onTerminal(["demo"], { env: { NO_COLOR: "1" } })
+    expect(plain.code).toBe(0)
+    expect([...plain.stdout.matchAll(UP)].map((m) => m[1])).toContain("9")
+    expect(plain.stdout).not.toMatch(SGR)
+  }, 30_000)
+
+  it("--help has colour on a terminal only: none into a pipe, none under NO_COLOR", async () => {
+    const terminal = await onTerminal(["--help"])
+    expect(terminal.stdout).toMatch(SGR)
+    expect(terminal.stdout).toContain("USAGE")
+    const noColor = await onTerminal(["--help"], { env: { NO_COLOR: "1" } })
+    expect(noColor.stdout).toContain("USAGE")
+    expect(noColor.stdout).not.toMatch(SGR)
+    const piped = await runCli(["--help"])
+    expect(piped.code).toBe(0)
+    expect(piped.stdout).toMatch(/^agent-tools\n\nagent-tools \d+\.\d+\.\d+/)
+    expect(piped.stdout).not.toMatch(SGR)
+    const usage = await runCli(["list", "--format", "cobol"])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain("Expected one of the following cases")
+    expect(usage.stderr).not.toMatch(SGR)
+  })
 
   it("the binary is one bundled file that needs no module resolution at start (see scripts/bundle-cli.mjs)", () => {
     const source = fs.readFileSync(bin, "utf8")
@@ -155,7 +316,7 @@ describe("agent-tools", () => {
 
   it("call asks on a terminal, showing the diff; y allows, anything else refuses", async () => {
     // a real terminal, from util-linux's script(1); the answer is typed once the prompt is up
-    const onTerminal = (dir: string, answer: string) =>
+    const answering = (dir: string, answer: string) =>
       new Promise<Ran>((resolve, reject) => {
         const line = `${process.execPath} ${bin} call write_file '{"path":"t.txt","content":"typed"}' --root ${dir}`
         const child = ChildProcess.spawn("script", ["-qfec", line, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"] })
@@ -173,13 +334,13 @@ describe("agent-tools", () => {
         child.on("close", (code) => resolve({ code, stdout, stderr: "" }))
       })
     const yes = workspace({})
-    const allowed = await onTerminal(yes, "y")
+    const allowed = await answering(yes, "y")
     expect(allowed.stdout).toContain("--- a/t.txt\r\n+++ b/t.txt\r\n")
     expect(allowed.stdout).toContain("write_file wants to write: write 1 lines to t.txt")
     expect(allowed.code).toBe(0)
     expect(fs.readFileSync(path.join(yes, "t.txt"), "utf8")).toBe("typed")
     const no = workspace({})
-    const refused = await onTerminal(no, "n")
+    const refused = await answering(no, "n")
     expect(refused.code).toBe(1)
     expect(refused.stdout).toContain("Error: permission denied: write 1 lines to t.txt: refused at the prompt")
     expect(fs.existsSync(path.join(no, "t.txt"))).toBe(false)
@@ -256,17 +417,20 @@ describe("agent-tools", () => {
 
   it("inspect lists a stdio server's tools as a table, and calls one with --call/--args", async () => {
     const everything = ["--", process.execPath, serverEverything]
-    const listed = await runCli(["inspect", ...everything])
+    const [listed, echoed, invalid, neither] = await Promise.all([
+      runCli(["inspect", ...everything]),
+      runCli(["inspect", "--call", "echo", "--args", "{\"message\":\"hi\"}", ...everything]),
+      runCli(["inspect", "--call", "echo", "--args", "{}", ...everything]),
+      runCli(["inspect"])
+    ])
     expect(listed.code).toBe(0)
     expect(listed.stdout).toMatch(/^mcp-servers\/everything /)
     expect(listed.stdout).toMatch(/^TOOL +HINTS +DESCRIPTION$/m)
     expect(listed.stdout).toMatch(/^echo +read-only,idempotent +Echoes back the input string$/m)
-    const echoed = await runCli(["inspect", "--call", "echo", "--args", "{\"message\":\"hi\"}", ...everything])
     expect(echoed).toMatchObject({ code: 0, stdout: "Echo: hi\n" })
-    const invalid = await runCli(["inspect", "--call", "echo", "--args", "{}", ...everything])
     expect(invalid.code).toBe(1)
     expect(invalid.stderr).toBe("Error: invalid arguments: message: missing required property, expected a string\n")
-    expect((await runCli(["inspect"])).code).toBe(2)
+    expect(neither.code).toBe(2)
   }, 60_000)
 
   it("mcp --http serves the workspace, and inspect --url reaches it", async () => {

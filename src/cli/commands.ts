@@ -21,7 +21,7 @@ import type * as ToolResult from "../ToolResult.js"
 import * as Workspace from "../Workspace.js"
 import * as Demo from "./demo.js"
 import * as Records from "./records.js"
-import { stderrSink, stdoutSink } from "./render.js"
+import { oneLine, stderrSink, stdoutSink, truncate } from "./render.js"
 
 export { version } from "./version.js"
 
@@ -31,7 +31,16 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 /** A command that already said why it failed, ending with this exit code. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly code: number }> {}
 
-export const demo = Demo.run(stdoutSink())
+/** Ends when stdout's reader goes away (EPIPE: `npm start | head`), so a command can stop there, cleaning up. */
+const stdoutClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const onError = (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") resume(Effect.void)
+  }
+  process.stdout.on("error", onError)
+  return Effect.sync(() => void process.stdout.off("error", onError))
+})
+
+export const demo = Effect.raceFirst(Effect.suspend(() => Demo.run(stdoutSink())), stdoutClosed)
 
 export const list = (
   root: string,
@@ -241,7 +250,7 @@ export const progressPrinter = () => {
         const fraction = progress.progress !== undefined && progress.total !== undefined
           ? `${progress.progress}/${progress.total} `
           : ""
-        const line = `${fraction}${progress.message ?? ""}`.replace(/\s+/g, " ").slice(0, sink.columns - 1)
+        const line = truncate(oneLine(`${fraction}${progress.message ?? ""}`), sink.columns - 1)
         if (sink.isTTY) {
           sink.write(`\r\x1b[2K${line}`)
           live = true

@@ -17,7 +17,7 @@ import * as Tool from "../Tool.js"
 import * as Toolkit from "../Toolkit.js"
 import * as Workspace from "../Workspace.js"
 import type { Sink } from "./render.js"
-import { makeView, modelText, renderBatch } from "./render.js"
+import { label, makeView, modelText, renderBatch, writeText } from "./render.js"
 
 const files: Record<string, string> = {
   "README.md": "# calculator\n\nA tiny calculator. Run `node src/math.js`.\n",
@@ -80,8 +80,9 @@ export const run = (sink: Sink): Effect.Effect<void, Workspace.WorkspaceError, F
       }),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
-    sink.write(`A scripted model turn of ${turn.length} tool calls against a fresh workspace (${root}).\n`)
-    sink.write(
+    writeText(sink, `A scripted model turn of ${turn.length} tool calls against a fresh workspace (${root}).`)
+    writeText(
+      sink,
       "Calls on one file and the two bash calls (one shell) keep the model's order; the rest run alongside.\n\n"
     )
     const kit = Toolkit.merge(yield* Workspace.toolkit({ root }), Toolkit.make(IndexDocs))
@@ -90,15 +91,19 @@ export const run = (sink: Sink): Effect.Effect<void, Workspace.WorkspaceError, F
     const approve = Permission.layer((request) =>
       Effect.sync(() => {
         if (request.tool === "edit_file" || request.tool === "write_file") {
-          view.note(`permission asked for: ${request.description} (approved)\n${request.preview ?? ""}`)
+          const index = turn.findIndex((call) => call.id === request.callId)
+          view.note(
+            `${label(index)} asked permission to ${request.description} (approved)\n${request.preview ?? ""}`
+          )
         }
         return Permission.allow
       })
     )
     const outcomes = yield* renderBatch(view, Executor.stream(kit, turn)).pipe(Effect.provide(approve))
-    sink.write("\nWhat goes back to the model, in call order:\n\n")
+    writeText(sink, "\nWhat goes back to the model, in call order:\n\n")
     outcomes.forEach((outcome, i) => {
-      const text = modelText(outcome)
-      sink.write(`[${turn[i].id}] ${turn[i].name}\n${text.split("\n").map((l) => `  ${l}`).join("\n")}\n\n`)
+      writeText(sink, `${label(i)} ${turn[i].name} (${turn[i].id})`)
+      writeText(sink, modelText(outcome), "  ")
+      sink.write("\n")
     })
   }))

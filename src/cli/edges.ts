@@ -18,15 +18,11 @@ import * as ToolError from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
 import * as Workspace from "../Workspace.js"
 import { CommandFailed, printable, progressPrinter, UsageError } from "./commands.js"
+import { root, rootOf } from "./options.js"
 import * as Records from "./records.js"
+import type { Sink } from "./render.js"
+import { cell, oneLine, stdoutSink, truncate, widthOf, writeText } from "./render.js"
 import { version } from "./version.js"
-
-const root = Options.directory("root", { exists: "yes" }).pipe(
-  Options.withDescription("The workspace folder the tools are confined to (default: the current folder)"),
-  Options.optional
-)
-
-const rootOf = (given: Option.Option<string>): string => Option.getOrElse(given, () => process.cwd())
 
 const serverInfo = { name: "agent-tools", version }
 
@@ -79,11 +75,12 @@ export const bridge = Command.make(
     }))
 ).pipe(Command.withDescription("Serve a stdio tool provider's tools over MCP (stdio): bridge -- <command> [args]"))
 
-const pad = (text: string, width: number) => (text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width))
-
-/** The tools of a server as a table: name, hints, description. */
-const toolTable = (tools: ReadonlyArray<Tool.Any>): string => {
-  const nameWidth = Math.min(32, Math.max(4, ...tools.map((t) => t.name.length)))
+/**
+ * The tools of a server as a table: name, hints, description; on a terminal every row fits its width (a long
+ * description is cut), elsewhere a description keeps its first 80 characters.
+ */
+const toolTable = (tools: ReadonlyArray<Tool.Any>, sink: Sink): string => {
+  const nameWidth = Math.min(32, Math.max(4, ...tools.map((t) => widthOf(oneLine(t.name)))))
   const hints = (t: Tool.Any) =>
     [
       t.annotations.readOnly === true ? "read-only" : undefined,
@@ -91,10 +88,14 @@ const toolTable = (tools: ReadonlyArray<Tool.Any>): string => {
       t.annotations.idempotent === true ? "idempotent" : undefined,
       t.annotations.openWorld === true ? "open-world" : undefined
     ].filter((h) => h !== undefined).join(",")
-  const rows = tools.map((t) =>
-    `${pad(t.name, nameWidth)}  ${pad(hints(t), 34)}  ${t.description.replace(/\s+/g, " ").slice(0, 80)}`
-  )
-  return [`${pad("TOOL", nameWidth)}  ${pad("HINTS", 34)}  DESCRIPTION`, ...rows].join("\n")
+  const hintsWidth = Math.max(5, ...tools.map((t) => hints(t).length))
+  const descriptionWidth = sink.isTTY ? Math.max(10, sink.columns - 1 - nameWidth - hintsWidth - 4) : 80
+  const row = (name: string, hint: string, description: string) => {
+    const text = `${cell(name, nameWidth)}  ${cell(hint, hintsWidth)}  ${truncate(description, descriptionWidth)}`
+    return sink.isTTY ? truncate(text, sink.columns - 1) : text
+  }
+  const rows = tools.map((t) => row(oneLine(t.name), hints(t), oneLine(t.description)))
+  return [row("TOOL", "HINTS", "DESCRIPTION"), ...rows].map((r) => r.trimEnd()).join("\n")
 }
 
 export const inspect = Command.make("inspect", {
@@ -119,9 +120,11 @@ export const inspect = Command.make("inspect", {
     const client = yield* McpClient.connect(transport)
     const kit = yield* client.toolkit
     if (Option.isNone(call)) {
-      const title = `${client.serverInfo.name} ${client.serverInfo.version}`
-      process.stdout.write(`${title}\n${client.instructions === undefined ? "" : `${client.instructions}\n`}\n`)
-      process.stdout.write(`${toolTable(kit.tools)}\n`)
+      // what a server says about itself goes through writeText, which drops control characters on the way
+      const sink = stdoutSink()
+      writeText(sink, `${client.serverInfo.name} ${client.serverInfo.version}`)
+      if (client.instructions !== undefined) writeText(sink, client.instructions)
+      sink.write(`\n${toolTable(kit.tools, sink)}\n`)
       return
     }
     const tool = kit.byName.get(call.value)

@@ -14,19 +14,15 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
+import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ToolDefinition from "../ToolDefinition.js"
 import * as Commands from "./commands.js"
 import * as Edges from "./edges.js"
-
-const root = Options.directory("root", { exists: "yes" }).pipe(
-  Options.withDescription("The workspace folder the tools are confined to (default: the current folder)"),
-  Options.optional
-)
-
-const rootOf = (given: Option.Option<string>): string => Option.getOrElse(given, () => process.cwd())
+import { root, rootOf } from "./options.js"
+import { wantsColor } from "./render.js"
 
 const demo = Command.make("demo", {}, () => Commands.demo).pipe(
   Command.withDescription("Run one scripted model turn against a fresh temporary workspace, live")
@@ -81,7 +77,28 @@ const exitCode = (exit: Exit.Exit<unknown, unknown>): number => {
   return 1
 }
 
+const SGR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g")
+
+/**
+ * @effect/cli prints its help and its usage errors with colour codes wherever they go; where colour is not wanted
+ * (not a terminal, or `NO_COLOR`) they are taken out on the way.
+ */
+const cliConsole = (base: Console.Console): Console.Console => {
+  const plain = (color: boolean) => (args: ReadonlyArray<unknown>): ReadonlyArray<unknown> =>
+    color ? args : args.map((arg) => (typeof arg === "string" ? arg.replace(SGR, "") : arg))
+  const out = plain(wantsColor(process.stdout))
+  const err = plain(wantsColor(process.stderr))
+  return {
+    ...base,
+    log: (...args) => base.log(...out(args)),
+    info: (...args) => base.info(...out(args)),
+    error: (...args) => base.error(...err(args)),
+    warn: (...args) => base.warn(...err(args))
+  }
+}
+
 Effect.suspend(() => cli(process.argv)).pipe(
+  (program) => Effect.consoleWith((base) => Effect.withConsole(program, cliConsole(base))),
   Effect.provide(NodeContext.layer),
   Effect.exit,
   Effect.flatMap((exit) => Effect.sync(() => exitCode(exit))),

@@ -18,8 +18,6 @@
  *
  * @internal
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -316,9 +314,21 @@ const linesOf = (
     )
   })
 
-const processInput: Stream.Stream<Uint8Array, unknown> = NodeStream.fromReadable(
-  () => process.stdin,
-  (error) => error
+/**
+ * `@effect/platform-node` is an optional peer dependency: only a provider on this process's own stdin and stdout
+ * needs it, so it is loaded when one starts, and importing the library never loads it.
+ */
+const PLATFORM_NODE_MISSING = "a provider on the process's stdio needs @effect/platform-node (an optional peer " +
+  "dependency of effect-agent-tools): npm install @effect/platform-node@^0.108"
+
+const processInput: Stream.Stream<Uint8Array, unknown> = Stream.unwrap(
+  Effect.map(
+    Effect.tryPromise({
+      try: () => import("@effect/platform-node/NodeStream"),
+      catch: (cause) => new Error(`${PLATFORM_NODE_MISSING} (${reasonOf(cause)})`, { cause })
+    }),
+    (NodeStream) => NodeStream.fromReadable(() => process.stdin, (error) => error)
+  )
 )
 
 const processOutput = (text: string): Effect.Effect<void, unknown> =>
@@ -485,11 +495,18 @@ export const main = <Tools extends Tool.Any, R, E>(
         : `stdio provider stopped: ${Cause.pretty(cause)}`
       process.stderr.write(text + "\n")
     }))
-  NodeRuntime.runMain(program, {
-    disableErrorReporting: true,
-    disablePrettyLogger: true,
-    teardown: (exit) => exitAfterFlush(Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? 1 : 0)
-  })
+  import("@effect/platform-node/NodeRuntime").then(
+    (NodeRuntime) =>
+      NodeRuntime.runMain(program, {
+        disableErrorReporting: true,
+        disablePrettyLogger: true,
+        teardown: (exit) => exitAfterFlush(Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? 1 : 0)
+      }),
+    (cause) => {
+      process.stderr.write(`stdio provider stopped: ${PLATFORM_NODE_MISSING} (${reasonOf(cause)})\n`)
+      exitAfterFlush(1)
+    }
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------------

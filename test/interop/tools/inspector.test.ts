@@ -8,7 +8,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as peers from "./peers.js"
+import * as peers from "../peers.js"
 
 interface Run {
   readonly code: number | null
