@@ -421,9 +421,12 @@ describe("the content mapping", () => {
         ["upper", { text: 7, extra: true }],
         ["reed_file", {}]
       ])
-      for (
-        const outcome of [...outcomes, Either.right(ToolResult.json("a string")), Either.right(ToolResult.json(7))]
-      ) {
+      const all: ReadonlyArray<Executor.Outcome> = [
+        ...outcomes,
+        Either.right(ToolResult.json("a string")),
+        Either.right(ToolResult.json(7))
+      ]
+      for (const outcome of all) {
         const back = acrossTheWire(outcome)
         expect(view(back).text).toBe(view(outcome).text)
         expect(Either.isLeft(back)).toBe(Either.isLeft(outcome))

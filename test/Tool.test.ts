@@ -10,11 +10,11 @@ import { modelText } from "./helpers.js"
 
 type Outcome = Either.Either<ToolResult.ToolResult, ToolError.ToolError>
 
-const call = <R>(
-  tool: Tool.Tool<string, R>,
+const call = <T extends Tool.Any>(
+  tool: T,
   args: unknown,
   options?: Parameters<typeof Tool.execute>[2]
-): Effect.Effect<Outcome, never, R> => Tool.execute(tool, { id: "call_1", arguments: args }, options)
+): Effect.Effect<Outcome, never, Tool.Requirements<T>> => Tool.execute(tool, { id: "call_1", arguments: args }, options)
 
 const resultOf = (outcome: Outcome): ToolResult.ToolResult => {
   if (Either.isLeft(outcome)) throw new Error(`expected a result, got ${ToolError.toModelText(outcome.left)}`)
