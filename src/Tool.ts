@@ -562,7 +562,11 @@ export const make = <
     readonly toModelOutput?: ToModelOutput<SuccessOf<Success, A>> | undefined
     readonly handler: (
       params: ParametersType<Parameters>
-    ) => Effect.Effect<SuccessOf<Success, A>, [Failure] extends [never] ? E : Schema.Schema.Type<Failure> | ToolError, R>
+    ) => Effect.Effect<
+      SuccessOf<Success, A>,
+      [Failure] extends [never] ? E : Schema.Schema.Type<Failure> | ToolError,
+      R
+    >
   }
 ): Tool<
   Name,

@@ -468,6 +468,9 @@ describe("the content mapping", () => {
   it("writes results: structured output as JSON, text-only as a string, other parts as parts", () => {
     expect(toContent(Either.right(ToolResult.json({ a: 1 })))).toEqual({ a: 1 })
     expect(toContent(Either.right(ToolResult.json("s")))).toBe("\"s\"")
+    // a result whose text is not its structured value's JSON (shaped by toModelOutput) sends what the model reads
+    const shaped = ToolResult.make({ content: [{ type: "text", text: "3 files" }], structured: { count: 3 } })
+    expect(toContent(Either.right(shaped))).toBe("3 files")
     expect(toContent(Either.right(ToolResult.parts([])))).toBe("")
     expect(toContent(Either.right(ToolResult.image("iVBORw0KGgo=", "image/png")))).toEqual([
       { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }

@@ -178,12 +178,13 @@ export const schemaDecoder = (
 /**
  * An encoder for a Schema-backed tool's parameters, compiled on first use (most tools are only ever called by a
  * model). What does not encode is returned as it is: the decoder then says what is wrong with it, in the words a
- * model's call would get.
+ * model's call would get. Properties the schema does not know are kept, not dropped, so the decoder refuses them
+ * as it refuses a model's.
  */
 export const parametersEncoder = (schema: Schema.Schema<any, any, never>): (params: unknown) => unknown => {
   let encode: ((u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>) | undefined
   return (params) => {
-    encode ??= ParseResult.encodeUnknownEither(schema)
+    encode ??= ParseResult.encodeUnknownEither(schema, { onExcessProperty: "preserve" })
     try {
       const encoded = encode(params)
       return Either.isRight(encoded) ? encoded.right : params
