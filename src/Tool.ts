@@ -191,7 +191,9 @@ export interface Dynamic<out Failure = never>
 {}
 
 /**
- * The decoded parameters a tool's handler takes: what {@link call} and `Toolkit.call` take for it.
+ * The decoded parameters a tool's handler takes: what {@link call} and `Toolkit.call` take for it. For a union of
+ * tools, what every one of them takes (their intersection): parameters go in, so a value that one of the tools
+ * would refuse is no parameter of the union.
  *
  * @example
  * ```ts
@@ -209,7 +211,7 @@ export interface Dynamic<out Failure = never>
  * @since 0.1.0
  * @category type-level
  */
-export type Parameters<T> = T extends Tool<string, infer P, infer _S, infer _F, infer _R, infer _St> ? P : never
+export type Parameters<T> = [T] extends [Tool<string, infer P, infer _S, infer _F, infer _R, infer _St>] ? P : never
 
 /**
  * What a tool's handler succeeds with: the `success` schema's `Type`, else what the handler gives. What
@@ -537,7 +539,8 @@ const build = <T extends Any>(fields: {
  *   handler: ({ path }) =>
  *     path === "/etc/hostname" ? Effect.succeed("example\n") : Effect.fail(new FileNotFound({ path }))
  * })
- * // : Tool<"read_file", { readonly path: string; readonly max_bytes?: number }, string, FileNotFound, never, undefined>
+ * // : Tool<"read_file", { readonly path: string } & { readonly max_bytes?: number | undefined }, string,
+ * //        FileNotFound, never, undefined>
  * ```
  *
  * @since 0.1.0

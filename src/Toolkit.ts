@@ -342,7 +342,7 @@ export const definitions: {
 export const call = <Tools extends Tool.Any, const N extends Tool.Name<Tools>>(
   self: Toolkit<Tools>,
   name: N,
-  parameters: CallParameters<ToolNamed<Tools, N>>,
+  parameters: Tool.Parameters<ToolNamed<Tools, N>>,
   options?: Tool.CallOptions
 ): Effect.Effect<
   Tool.Success<ToolNamed<Tools, N>>,
@@ -363,13 +363,6 @@ export const call = <Tools extends Tool.Any, const N extends Tool.Name<Tools>>(
     Tool.Requirements<ToolNamed<Tools, N>>
   >
 }
-
-/**
- * The parameters a call of any of the tools `T` may be given: what each of them takes at once. For one tool, its
- * `Tool.Parameters`; a union of tools (a name typed as a union) asks for what all of them take, so no tool gets
- * parameters that are not its own.
- */
-type CallParameters<T> = [T] extends [Tool.Tool<string, infer P, infer _S, infer _F, infer _R, infer _St>] ? P : never
 
 /**
  * The toolkit of only the named tools, in the toolkit's order: "these tools for this step". A name that is not

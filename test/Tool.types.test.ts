@@ -235,6 +235,18 @@ describe("typed calls", () => {
     Tool.call(ReadFile, { path: 1 })
     // @ts-expect-error a missing parameter
     Tool.call(ReadFile, {})
+    // a union of tools (a lookup's) must be given what every one of them takes
+    const Resize = Tool.make("resize", {
+      description: "Resize",
+      parameters: { width: Schema.Int },
+      handler: () => Effect.void
+    })
+    const either = [Stat, Resize][0]
+    // @ts-expect-error `width` is missing for resize
+    Tool.call(either, { path: "a" })
+    expectTypeOf(Tool.call(either, { path: "a", width: 1 })).toEqualTypeOf<
+      Effect.Effect<void | { size: number }, TooLarge | ToolError.ToolError, never>
+    >()
     // @ts-expect-error a tool nothing is known about cannot be called with anything
     Tool.call(ReadFile as Tool.Any, { path: "a" })
   })
