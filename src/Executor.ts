@@ -35,6 +35,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Progress } from "./internal/context.js"
 import * as Internal from "./internal/executor.js"
+import { requireNames } from "./internal/toolkit.js"
 import type * as Tool from "./Tool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -387,7 +388,8 @@ export const shouldTerminate: (outcomes: ReadonlyArray<Outcome>) => boolean = In
  * `outcome` is an `Outcome` of that tool, so its result's `structured` is that tool's `Tool.Structured` and its
  * `ToolFailure`'s `error` that tool's `Tool.Failure` (or the batch's `onStart` error). For the outcomes of a batch
  * of `toolkit` (`run`'s, paired with their calls, or a `Finished` event's `call` and `outcome`); the check is the
- * call's name, the one thing that ties an outcome to a tool.
+ * call's name, the one thing that ties an outcome to a tool. Throws for a name the toolkit does not have (one that
+ * came through `any`: the types refuse any other), since such a guard could never hold.
  *
  * @example
  * ```ts
@@ -425,8 +427,8 @@ export const isOutcomeOf = <Tools extends Tool.Any, const N extends Tool.Name<To
   toolkit: Toolkit.Toolkit<Tools>,
   name: N
 ): <E = never>(call: ToolCall, outcome: Outcome<Tools, E>) => outcome is Outcome<Toolkit.ToolNamed<Tools, N>, E> => {
-  // the name must be one of the toolkit's (a program's typo is found here, not as a guard that never holds)
-  if (!toolkit.byName.has(name)) throw new Error(`no tool ${JSON.stringify(name)} in this toolkit`)
+  // a name from `any` that is not the toolkit's is found here, not as a guard that never holds
+  requireNames(toolkit, [name])
   return <E>(call: ToolCall, _outcome: Outcome<Tools, E>): _outcome is Outcome<Toolkit.ToolNamed<Tools, N>, E> =>
     call.name === name
 }

@@ -102,7 +102,8 @@ export interface CallInfo {
  * - `R`: the services its handler (and its permission preview) needs;
  * - `Structured`: the `structured` value of its results, what a program reads after a batch (see
  *   `Executor.Outcome`): the success value encoded through the `success` schema, `undefined` for a text or content
- *   parts. Derived by {@link make}; rarely written by hand.
+ *   parts. Derived by {@link make}; rarely written by hand, hence last: the first five read as an Effect's
+ *   `A, E, R` do, after what the tool takes.
  *
  * `Tool<Name>` is a tool by that name needing no services, whatever it takes and gives; {@link Any} is any tool.
  * `Parameters` is contravariant (a handler consumes them) and the rest covariant, so every tool is a `Tool.Any`
@@ -650,6 +651,9 @@ const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
  * the parsed JSON arguments; they are checked against the schema with Ajv first unless `validate: false`. With
  * `strict: true` the schema is served to OpenAI as given: the author vouches that it already follows strict mode.
  * Throws at construction for a bad name or a schema Ajv cannot compile.
+ *
+ * The tool takes `Record<string, unknown>` (what the schema promises is known only at run time); its success and
+ * failure types are the handler's, as in {@link make} without schemas.
  *
  * @example
  * ```ts

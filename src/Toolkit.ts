@@ -13,6 +13,7 @@ import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
 import * as Call from "./internal/call.js"
 import { checkName } from "./internal/tool.js"
+import { requireNames } from "./internal/toolkit.js"
 import * as Tool from "./Tool.js"
 import { KernelId } from "./Tool.js"
 import * as ToolDefinition from "./ToolDefinition.js"
@@ -384,16 +385,11 @@ export const call = <Tools extends Tool.Any, const N extends Tool.Name<Tools>>(
  * @since 0.1.0
  * @category combinators
  */
-export const pick: {
-  <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
-    self: Toolkit<Tools>,
-    ...names: N
-  ): Toolkit<ToolNamed<Tools, N[number]>>
-} = <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
+export const pick = <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
   self: Toolkit<Tools>,
   ...names: N
 ): Toolkit<ToolNamed<Tools, N[number]>> => {
-  const wanted = namesIn(self, names)
+  const wanted = requireNames(self, names)
   return fromTools(self.tools.filter((tool) => wanted.has(tool.name))) as Toolkit<ToolNamed<Tools, N[number]>>
 }
 
@@ -417,26 +413,12 @@ export const pick: {
  * @since 0.1.0
  * @category combinators
  */
-export const omit: {
-  <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
-    self: Toolkit<Tools>,
-    ...names: N
-  ): Toolkit<Exclude<Tools, { readonly name: N[number] }>>
-} = <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
+export const omit = <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
   self: Toolkit<Tools>,
   ...names: N
 ): Toolkit<Exclude<Tools, { readonly name: N[number] }>> => {
-  const unwanted = namesIn(self, names)
+  const unwanted = requireNames(self, names)
   return fromTools(self.tools.filter((tool) => !unwanted.has(tool.name))) as Toolkit<
     Exclude<Tools, { readonly name: N[number] }>
   >
-}
-
-const namesIn = (self: Toolkit<Tool.Any>, asked: ReadonlyArray<string>): ReadonlySet<string> => {
-  for (const name of asked) {
-    if (!self.byName.has(name)) {
-      throw new Error(`no tool ${JSON.stringify(name)} in this toolkit; its tools: ${names(self).join(", ")}`)
-    }
-  }
-  return new Set(asked)
 }
