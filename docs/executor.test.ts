@@ -35,6 +35,41 @@ const quickStart = Effect.gen(function*() {
 // ]
 // #endregion
 
+// #region typed-outcomes
+// continues the example "quick-start"
+
+class NoSuchCity extends Schema.TaggedError<NoSuchCity>()("NoSuchCity", { city: Schema.String }) {}
+
+const Forecast = Tool.make("forecast", {
+  description: "Tomorrow's forecast for a city",
+  parameters: { city: Schema.String },
+  success: Schema.Struct({ high: Schema.Number, low: Schema.Number }),
+  failure: NoSuchCity,
+  handler: ({ city }) =>
+    city === "Paris" ? Effect.succeed({ high: 24, low: 15 }) : Effect.fail(new NoSuchCity({ city }))
+})
+
+const weatherKit = Toolkit.make(Upper, Forecast)
+const isForecast = Executor.isOutcomeOf(weatherKit, "forecast")
+
+const typedDemo = Effect.gen(function*() {
+  const calls = [
+    { id: "1", name: "forecast", arguments: { city: "Paris" } },
+    { id: "2", name: "upper", arguments: { text: "done" } },
+    { id: "3", name: "forecast", arguments: { city: "Atlantis" } }
+  ]
+  const outcomes = yield* Executor.run(weatherKit, calls)
+  return outcomes.flatMap((outcome, i) => {
+    if (!isForecast(calls[i], outcome)) return []
+    // a result of `forecast`: `structured` is { high: number, low: number }
+    if (Either.isRight(outcome)) return [`high ${outcome.right.structured.high}`]
+    // its typed failure, as the handler failed with it
+    return outcome.left._tag === "ToolFailure" ? [`no forecast for ${outcome.left.error.city}`] : []
+  })
+})
+// => ["high 24", "no forecast for Atlantis"]
+// #endregion
+
 // #region events
 // continues the example "quick-start"
 
@@ -114,8 +149,9 @@ const schedulingDemo = Effect.gen(function*() {
     { id: "c3", name: "fetch", arguments: { url: "https://example.com", ms: 15 } },
     { id: "c4", name: "bash", arguments: { command: "pwd", ms: 10 } }
   ], { maxParallel: 2 })
+  // the outcomes are typed by the toolkit's tools: `structured` is what `busy` returns, no cast
   return outcomes.map((outcome, i) => {
-    const { end, start } = Either.getOrThrow(outcome).structured as { start: number; end: number }
+    const { end, start } = Either.getOrThrow(outcome).structured
     return `#${i} ran ${start - t0}-${end - t0} ms`
   })
 })
@@ -176,7 +212,7 @@ const dispatchInPlan = Effect.gen(function*() {
       yield* Effect.forEach(waitsFor, (before) => Deferred.await(settled[before]), { discard: true })
       const tool = Option.getOrThrow(Toolkit.lookup(planKit, call.name))
       const outcome = yield* Tool.execute(tool, call)
-      const { end, start } = Either.getOrThrow(outcome).structured as { start: number; end: number }
+      const { end, start } = Either.getOrThrow(outcome).structured
       return `#${index} ran ${start - t0}-${end - t0} ms`
     }).pipe(Effect.ensuring(Deferred.succeed(settled[index], undefined))), { concurrency: "unbounded" })
 })
@@ -454,6 +490,9 @@ describe("docs/executor.md", () => {
         "Error: invalid arguments: text: missing required property, expected a string",
         "Error: unknown tool \"lower\"; available tools: upper"
       ])))
+
+  it.effect("typed outcomes: a call's outcome narrowed to its tool", () =>
+    Effect.map(typedDemo, (lines) => expect(lines).toEqual(["high 24", "no forecast for Atlantis"])))
 
   it.effect("events: a call that never ran finishes first, the other streams its progress", () =>
     Effect.map(eventsDemo, (lines) =>

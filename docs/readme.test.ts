@@ -39,6 +39,25 @@ Effect.runPromise(program).then(console.log)
 // ]
 // #endregion
 
+// #region typed-call
+class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", { path: Schema.String }) {}
+
+const ReadFile = Tool.make("read_file", {
+  description: "Read a file",
+  parameters: { path: Schema.String },
+  failure: FileNotFound,
+  handler: ({ path }) => path === "notes.md" ? Effect.succeed("# Notes") : Effect.fail(new FileNotFound({ path }))
+})
+
+const files = Toolkit.make(ReadFile)
+
+// FileNotFound is handled here and gone from the error type: Effect<string, ToolError, never>
+const readme = Toolkit.call(files, "read_file", { path: "README.md" }).pipe(
+  Effect.catchTag("FileNotFound", ({ path }) => Effect.succeed(`(${path} is missing)`))
+)
+// => "(README.md is missing)"
+// #endregion
+
 describe("README.md", () => {
   it("shows the example exactly as this file runs it", () =>
     checkExamples(new URL("../README.md", import.meta.url), new URL("./readme.test.ts", import.meta.url)))
@@ -50,5 +69,13 @@ describe("README.md", () => {
         "Error: invalid arguments: unit: expected one of \"celsius\", \"fahrenheit\", got \"kelvin\""
       ])
       expect(tools[0].function.name).toBe("get_weather")
+    }))
+
+  it.effect("the typed pipeline handles the tool's own failure and keeps the rest typed", () =>
+    Effect.gen(function*() {
+      expect(yield* readme).toBe("(README.md is missing)")
+      expect(yield* Toolkit.call(files, "read_file", { path: "notes.md" })).toBe("# Notes")
+      const failure: Effect.Effect<string, ToolError.ToolError, never> = readme
+      expect(failure).toBeDefined()
     }))
 })

@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
+import { expectTypeOf } from "vitest"
 import { Tool, ToolDefinition, ToolError, Toolkit, ToolResult, ToolSchema } from "../src/index.js"
 import { checkExamples } from "./examples.js"
 
@@ -29,6 +30,26 @@ const ReadFile = Tool.make("read_file", {
       ? Effect.succeed(files[path].slice(0, max_bytes))
       : Effect.fail(new FileNotFound({ path }))
 })
+// #endregion
+
+// #region types
+// continues the example "make"
+
+const Stat = Tool.make("stat", {
+  description: "Size and modification time of a file",
+  parameters: { path: Schema.String },
+  success: Schema.Struct({ size: Schema.Int, modified: Schema.Date }),
+  handler: () => Effect.succeed({ size: 12, modified: new Date(0) })
+})
+
+const typedKit = Toolkit.make(ReadFile, Stat)
+
+type StatParameters = Tool.Parameters<typeof Stat> // { readonly path: string }
+type StatSuccess = Tool.Success<typeof Stat> // { readonly size: number; readonly modified: Date }
+type StatStructured = Tool.Structured<typeof Stat> // { readonly size: number; readonly modified: string }
+type ReadFileFailure = Tool.Failure<typeof ReadFile> // FileNotFound
+type KitNames = Tool.Name<Toolkit.Tools<typeof typedKit>> // "read_file" | "stat"
+const kitNames: ReadonlyArray<KitNames> = ["read_file", "stat"] // a typo here would not compile
 // #endregion
 
 // #region execute
@@ -82,6 +103,22 @@ const invalidDemo = Effect.map(
 //    "options.depth: expected an integer between 1 and 5, got 9"
 // #endregion
 
+// #region typed-call
+// continues the example "make"
+
+const fsKit = Toolkit.make(ReadFile)
+
+// Effect<string, ToolError, never>: FileNotFound is handled, by its tag, and is gone from the error type
+const hostname = Toolkit.call(fsKit, "read_file", { path: "/etc/hostnames" }).pipe(
+  Effect.catchTag("FileNotFound", ({ path }) => Effect.succeed(`(${path} is missing)`))
+)
+// => "(/etc/hostnames is missing)"
+
+const smuggled: any = { path: 42 }
+const refused = Effect.flip(Tool.call(ReadFile, smuggled))
+// => InvalidArguments: "invalid arguments: path: expected a string, got 42"
+// #endregion
+
 // #region output
 const Stats = Tool.make("stats", {
   description: "Count the lines of a text",
@@ -95,6 +132,26 @@ const outputDemo = Effect.map(
   Either.map((result) => ({ text: ToolResult.toText(result), structured: result.structured }))
 )
 // => Either.right({ text: "{\"lines\":2,\"empty\":false}", structured: { lines: 2, empty: false } })
+// #endregion
+
+// #region model-output
+const ListDir = Tool.make("list_dir", {
+  description: "List a folder",
+  parameters: { path: Schema.String },
+  success: Schema.Struct({ entries: Schema.Array(Schema.Struct({ name: Schema.String, bytes: Schema.Int })) }),
+  // the model reads one line per entry; the program gets every field
+  toModelOutput: ({ entries }) => entries.map((entry) => `${entry.name} (${entry.bytes} bytes)`).join("\n"),
+  handler: () => Effect.succeed({ entries: [{ name: "a.txt", bytes: 12 }, { name: "b.txt", bytes: 40 }] })
+})
+
+const modelOutputDemo = Effect.map(
+  Tool.execute(ListDir, { id: "call_1", arguments: { path: "." } }),
+  (outcome) => Either.map(outcome, (result) => ({ text: ToolResult.toText(result), structured: result.structured }))
+)
+// => Either.right({
+//   text: "a.txt (12 bytes)\nb.txt (40 bytes)",
+//   structured: { entries: [{ name: "a.txt", bytes: 12 }, { name: "b.txt", bytes: 40 }] }
+// })
 // #endregion
 
 // #region progress
@@ -164,6 +221,15 @@ const forAnthropic = Toolkit.definitions(everything, "anthropic")
 // => [{ name: "read_file", description: "Read a file from disk", input_schema: { type: "object", ... } }, ...]
 // #endregion
 
+// #region subsets
+// continues the example "toolkit"
+
+const readOnly = Toolkit.pick(everything, "read_file", "search")
+// => Toolkit<typeof ReadFile | typeof Search>, names ["read_file", "search"]
+const withoutDocs = Toolkit.names(Toolkit.omit(everything, "docs__echo"))
+// => ["read_file", "search"]
+// #endregion
+
 // #region definitions
 // continues the example "execute"
 
@@ -228,6 +294,37 @@ const gemini = ToolSchema.jsonSchema(Filter, { target: "gemini" }).properties
 describe("docs/tools.md", () => {
   it("shows each example exactly as this file runs it", () =>
     checkExamples(new URL("./tools.md", import.meta.url), new URL("./tools.test.ts", import.meta.url)))
+
+  it("types: what each extractor reads back, as the comments say", () => {
+    expectTypeOf<StatParameters>().toEqualTypeOf<{ readonly path: string }>()
+    expectTypeOf<StatSuccess>().toEqualTypeOf<{ readonly size: number; readonly modified: Date }>()
+    expectTypeOf<StatStructured>().toEqualTypeOf<{ readonly size: number; readonly modified: string }>()
+    expectTypeOf<ReadFileFailure>().toEqualTypeOf<FileNotFound>()
+    expectTypeOf<KitNames>().toEqualTypeOf<"read_file" | "stat">()
+    expect(Toolkit.names(typedKit)).toEqual(kitNames)
+  })
+
+  it.effect("typed call: the tool's failure handled by its tag, wrong parameters from `any` refused", () =>
+    Effect.gen(function*() {
+      expectTypeOf(hostname).toEqualTypeOf<Effect.Effect<string, ToolError.ToolError, never>>()
+      expect(yield* hostname).toBe("(/etc/hostnames is missing)")
+      const error = yield* refused
+      expect(error).toBeInstanceOf(ToolError.InvalidArguments)
+      expect(error.message).toBe("invalid arguments: path: expected a string, got 42")
+    }))
+
+  it.effect("toModelOutput: the model reads the shaped text, structured keeps the value", () =>
+    Effect.map(modelOutputDemo, (outcome) =>
+      expect(outcome).toEqual(Either.right({
+        text: "a.txt (12 bytes)\nb.txt (40 bytes)",
+        structured: { entries: [{ name: "a.txt", bytes: 12 }, { name: "b.txt", bytes: 40 }] }
+      }))))
+
+  it("subsets: pick and omit keep the toolkit's order, and their types only those tools", () => {
+    expectTypeOf(readOnly).toEqualTypeOf<Toolkit.Toolkit<typeof ReadFile | typeof Search>>()
+    expect(Toolkit.names(readOnly)).toEqual(["read_file", "search"])
+    expect(withoutDocs).toEqual(["read_file", "search"])
+  })
 
   it.effect("execute: output, typed failure, invalid arguments, not JSON, not an object", () =>
     Effect.map(executeDemo, (texts) => {

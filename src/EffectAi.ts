@@ -65,12 +65,12 @@ export type Parameters = Schema.Struct<{}>
  * @since 0.1.0
  * @category models
  */
-export type AiToolFor<T> = T extends Tool.Tool<infer Name, infer R> ? AiTool.Tool<Name, {
+export type AiToolFor<T> = T extends Tool.Any ? AiTool.Tool<Tool.Name<T>, {
     readonly parameters: Parameters
     readonly success: typeof Schema.Unknown
     readonly failure: typeof Schema.String
     readonly failureMode: "return"
-  }, R>
+  }, Tool.Requirements<T>>
   : never
 
 /**
@@ -82,13 +82,22 @@ export type AiToolFor<T> = T extends Tool.Tool<infer Name, infer R> ? AiTool.Too
 export type AiToolsFor<T extends Tool.Any> = { readonly [K in T as Tool.Name<K>]: AiToolFor<K> }
 
 /**
- * Our tool made for an @effect/ai tool: same name; its services are what the tool's `handle` needs.
+ * Our tool made for an @effect/ai tool: same name, the same parameters, success and failure types (from its
+ * schemas; `structured` is the success encoded through its success schema); its services are what the tool's
+ * `handle` needs.
  *
  * @since 0.1.0
  * @category models
  */
 export type ToolFor<T> = T extends AiTool.Tool.ProviderDefinedProto ? never
-  : T extends AiTool.Tool<infer Name, infer _Config, infer _R> ? Tool.Tool<Name, AiTool.Requirements<T>>
+  : T extends AiTool.Tool<infer Name, infer _Config, infer _R> ? Tool.Tool<
+      Name,
+      AiTool.Parameters<T>,
+      AiTool.Success<T>,
+      AiTool.Failure<T>,
+      AiTool.Requirements<T>,
+      Tool.StructuredOf<AiTool.SuccessEncoded<T>>
+    >
   : never
 
 /**

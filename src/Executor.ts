@@ -35,8 +35,9 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Progress } from "./internal/context.js"
 import * as Internal from "./internal/executor.js"
+import { requireNames } from "./internal/toolkit.js"
 import type * as Tool from "./Tool.js"
-import type { ToolError } from "./ToolError.js"
+import type { ToolError, ToolFailure } from "./ToolError.js"
 import type * as Toolkit from "./Toolkit.js"
 import type { ToolResult } from "./ToolResult.js"
 
@@ -55,10 +56,36 @@ export interface ToolCall {
 /**
  * How a call ended: its result, or the error the model will see as `Error: ...`.
  *
+ * Typed by the tools it can be the outcome of: `Outcome<T>` for a call of the tool (or union of tools) `T` has
+ * results whose `structured` is `Tool.Structured<T>` and `ToolFailure`s whose `error` is `Tool.Failure<T>`, or the
+ * error of the batch's `onStart` (`E`). `Outcome` alone is an outcome of any tool. `Executor.run` gives the outcomes
+ * of its toolkit's tools; {@link isOutcomeOf} narrows one to the tool its call named.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Either, Schema } from "effect"
+ * import { Executor, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Measure = Tool.make("measure", {
+ *   description: "Measure a text",
+ *   parameters: { text: Schema.String },
+ *   handler: ({ text }) => Effect.succeed({ length: text.length })
+ * })
+ *
+ * const program = Effect.map(
+ *   Executor.run(Toolkit.make(Measure), [{ id: "1", name: "measure", arguments: { text: "four" } }]),
+ *   // Outcome<typeof Measure>: `structured` is { length: number }
+ *   ([outcome]) => Either.isRight(outcome) ? outcome.right.structured.length : -1
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
-export type Outcome = Either.Either<ToolResult, ToolError>
+export type Outcome<T extends Tool.Any = Tool.Any, E = never> = Either.Either<
+  ToolResult<Tool.Structured<T>>,
+  Exclude<ToolError, ToolFailure> | ToolFailure<Tool.Failure<T> | E>
+>
 
 /**
  * The call's handler is about to run (after its turn, its slot, permission and `onStart`).
@@ -91,21 +118,22 @@ export interface ProgressEvent {
  * @since 0.1.0
  * @category events
  */
-export interface Finished {
+export interface Finished<T extends Tool.Any = Tool.Any, E = never> {
   readonly _tag: "Finished"
   readonly index: number
   readonly call: ToolCall
-  readonly outcome: Outcome
+  readonly outcome: Outcome<T, E>
   readonly durationMillis: number
 }
 
 /**
- * What a batch reports, one event at a time, `index` being the call's position in the batch.
+ * What a batch reports, one event at a time, `index` being the call's position in the batch. Typed, like
+ * {@link Outcome}, by the tools of the batch's toolkit and the error of its `onStart`.
  *
  * @since 0.1.0
  * @category events
  */
-export type ToolEvent = Started | ProgressEvent | Finished
+export type ToolEvent<T extends Tool.Any = Tool.Any, E = never> = Started | ProgressEvent | Finished<T, E>
 
 /**
  * Batch options.
@@ -119,11 +147,11 @@ export type ToolEvent = Started | ProgressEvent | Finished
  * @since 0.1.0
  * @category models
  */
-export interface Options<RS = never> {
+export interface Options<RS = never, ES = unknown> {
   readonly maxParallel?: number | undefined
   readonly sequential?: boolean | undefined
   readonly timeout?: Duration.DurationInput | undefined
-  readonly onStart?: ((call: ToolCall) => Effect.Effect<void, unknown, RS>) | undefined
+  readonly onStart?: ((call: ToolCall) => Effect.Effect<void, ES, RS>) | undefined
 }
 
 /**
@@ -132,8 +160,8 @@ export interface Options<RS = never> {
  * @since 0.1.0
  * @category models
  */
-export interface Handle {
-  readonly events: Stream.Stream<ToolEvent>
+export interface Handle<T extends Tool.Any = Tool.Any, E = never> {
+  readonly events: Stream.Stream<ToolEvent<T, E>>
   readonly cancel: (callId: string) => Effect.Effect<void>
 }
 
@@ -211,11 +239,16 @@ export const DEFAULT_MAX_PARALLEL: number = Internal.DEFAULT_MAX_PARALLEL
  * @since 0.1.0
  * @category running
  */
-export const start = <Tools extends Tool.Any, RS = never>(
+export const start = <Tools extends Tool.Any, RS = never, ES = never>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options?: Options<RS>
-): Effect.Effect<Handle, never, Scope.Scope | RS | Tool.Requirements<Tools>> => Internal.start(toolkit, calls, options)
+  options?: Options<RS, ES>
+): Effect.Effect<Handle<Tools, Exclude<ES, ToolError>>, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
+  Internal.start(toolkit, calls, options) as Effect.Effect<
+    Handle<Tools, Exclude<ES, ToolError>>,
+    never,
+    Scope.Scope | RS | Tool.Requirements<Tools>
+  >
 
 /**
  * The batch as a stream of events. The stream ends after the last `Finished`; stopping early (`Stream.take`,
@@ -243,12 +276,12 @@ export const start = <Tools extends Tool.Any, RS = never>(
  * @since 0.1.0
  * @category running
  */
-export const stream = <Tools extends Tool.Any, RS = never>(
+export const stream = <Tools extends Tool.Any, RS = never, ES = never>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options?: Options<RS>
-): Stream.Stream<ToolEvent, never, RS | Tool.Requirements<Tools>> =>
-  Stream.unwrapScoped(Effect.map(Internal.start(toolkit, calls, options), (handle) => handle.events))
+  options?: Options<RS, ES>
+): Stream.Stream<ToolEvent<Tools, Exclude<ES, ToolError>>, never, RS | Tool.Requirements<Tools>> =>
+  Stream.unwrapScoped(Effect.map(start(toolkit, calls, options), (handle) => handle.events))
 
 /**
  * Runs the batch and gives the outcomes in call order. Interrupting the fiber running it interrupts the handlers
@@ -279,11 +312,16 @@ export const stream = <Tools extends Tool.Any, RS = never>(
  * @since 0.1.0
  * @category running
  */
-export const run = <Tools extends Tool.Any, RS = never>(
+export const run = <Tools extends Tool.Any, RS = never, ES = never>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options?: Options<RS>
-): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> => Internal.run(toolkit, calls, options)
+  options?: Options<RS, ES>
+): Effect.Effect<ReadonlyArray<Outcome<Tools, Exclude<ES, ToolError>>>, never, RS | Tool.Requirements<Tools>> =>
+  Internal.run(toolkit, calls, options) as Effect.Effect<
+    ReadonlyArray<Outcome<Tools, Exclude<ES, ToolError>>>,
+    never,
+    RS | Tool.Requirements<Tools>
+  >
 
 /**
  * The chains a batch will run in, without running it: for each call, the earlier calls it waits for. It is the
@@ -344,3 +382,53 @@ export const plan = <Tools extends Tool.Any>(
  * @category utilities
  */
 export const shouldTerminate: (outcomes: ReadonlyArray<Outcome>) => boolean = Internal.shouldTerminate
+
+/**
+ * A guard that narrows the outcome of a call to the types of the tool the call named: for `call` naming `name`,
+ * `outcome` is an `Outcome` of that tool, so its result's `structured` is that tool's `Tool.Structured` and its
+ * `ToolFailure`'s `error` that tool's `Tool.Failure` (or the batch's `onStart` error). For the outcomes of a batch
+ * of `toolkit` (`run`'s, paired with their calls, or a `Finished` event's `call` and `outcome`); the check is the
+ * call's name, the one thing that ties an outcome to a tool. Throws for a name the toolkit does not have (one that
+ * came through `any`: the types refuse any other), since such a guard could never hold.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Either, Schema } from "effect"
+ * import { Executor, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Stat = Tool.make("stat", {
+ *   description: "Size of a file",
+ *   parameters: { path: Schema.String },
+ *   success: Schema.Struct({ size: Schema.Int }),
+ *   handler: () => Effect.succeed({ size: 12 })
+ * })
+ * const Echo = Tool.make("echo", {
+ *   description: "Echo a text",
+ *   parameters: { text: Schema.String },
+ *   handler: ({ text }) => Effect.succeed(text)
+ * })
+ * const kit = Toolkit.make(Stat, Echo)
+ * const isStat = Executor.isOutcomeOf(kit, "stat")
+ *
+ * const calls = [
+ *   { id: "1", name: "echo", arguments: { text: "hi" } },
+ *   { id: "2", name: "stat", arguments: { path: "a.txt" } }
+ * ]
+ * const sizes = Effect.map(Executor.run(kit, calls), (outcomes) =>
+ *   outcomes.flatMap((outcome, i) =>
+ *     isStat(calls[i], outcome) && Either.isRight(outcome) ? [outcome.right.structured.size] : []
+ *   )) // [12]
+ * ```
+ *
+ * @since 0.1.0
+ * @category utilities
+ */
+export const isOutcomeOf = <Tools extends Tool.Any, const N extends Tool.Name<Tools>>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  name: N
+): <E = never>(call: ToolCall, outcome: Outcome<Tools, E>) => outcome is Outcome<Toolkit.ToolNamed<Tools, N>, E> => {
+  // a name from `any` that is not the toolkit's is found here, not as a guard that never holds
+  requireNames(toolkit, [name])
+  return <E>(call: ToolCall, _outcome: Outcome<Tools, E>): _outcome is Outcome<Toolkit.ToolNamed<Tools, N>, E> =>
+    call.name === name
+}

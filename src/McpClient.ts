@@ -79,9 +79,9 @@ export interface McpClient extends Pipeable {
   readonly [TypeId]: TypeId
   readonly serverInfo: ServerInfo
   readonly instructions: string | undefined
-  readonly tools: Effect.Effect<ReadonlyArray<Tool.Tool<string>>>
-  readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>>
-  readonly refresh: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>, McpClientError>
+  readonly tools: Effect.Effect<ReadonlyArray<Tool.Dynamic>>
+  readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Dynamic>>
+  readonly refresh: Effect.Effect<Toolkit.Toolkit<Tool.Dynamic>, McpClientError>
 }
 
 /**

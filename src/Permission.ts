@@ -26,16 +26,17 @@ import { PermissionDenied } from "./ToolError.js"
  * - `action`: a short verb a policy keys on (`"write"`, `"execute"`, `"network"`).
  * - `describe`: one line a person reads (`"write 12 lines to src/a.ts"`); defaults to `<tool> (<action>)`.
  * - `path`: the file or resource the call touches, when there is one.
- * - `preview`: an Effect producing what the call would change (a unified diff); its failure is the call's failure.
+ * - `preview`: an Effect producing what the call would change (a unified diff); its failure `E` is the call's
+ *   failure, so it is part of the tool's `Tool.Failure`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Spec<in P, out R = never> {
+export interface Spec<in P, out R = never, out E = unknown> {
   readonly action: string
   readonly describe?: ((params: P) => string) | undefined
   readonly path?: ((params: P) => string | undefined) | undefined
-  readonly preview?: ((params: P) => Effect.Effect<string | undefined, unknown, R>) | undefined
+  readonly preview?: ((params: P) => Effect.Effect<string | undefined, E, R>) | undefined
 }
 
 /**

@@ -454,8 +454,8 @@ export interface ExitStatus {
  * @category models
  */
 export interface Provider {
-  readonly tools: Effect.Effect<ReadonlyArray<Tool.Tool<string>>>
-  readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Tool<string>>>
+  readonly tools: Effect.Effect<ReadonlyArray<Tool.Dynamic<StdioProviderError>>>
+  readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Dynamic<StdioProviderError>>>
   readonly definitions: ReadonlyArray<ToolDefinition.OpenAiChat>
   readonly command: string
   readonly pid: number

@@ -19,6 +19,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import type * as Elicitation from "./Elicitation.js"
+import type * as Executor from "./Executor.js"
 import * as Call from "./internal/call.js"
 import type * as Context from "./internal/context.js"
 import { currentCall as currentCallRef } from "./internal/context.js"
@@ -28,7 +29,7 @@ import { reasonOf } from "./internal/reason.js"
 import * as Internal from "./internal/tool.js"
 import type * as Permission from "./Permission.js"
 import type { ToolError } from "./ToolError.js"
-import type { ToolResult } from "./ToolResult.js"
+import type * as ToolResult from "./ToolResult.js"
 
 /**
  * @since 0.1.0
@@ -89,7 +90,24 @@ export interface CallInfo {
 }
 
 /**
- * A tool named `Name` whose handler needs the services `R`.
+ * A tool: its name, what its calls take and give, and the services its handler needs. The type parameters, in order:
+ *
+ * - `Name`: the name, as a literal type;
+ * - `Parameters`: the decoded parameters its handler takes (the parameters schema's `Type`); what a program passes
+ *   to {@link call} and `Toolkit.call`;
+ * - `Success`: what its handler succeeds with (the `success` schema's `Type`, else what the handler gives); what
+ *   {@link call} gives;
+ * - `Failure`: the typed errors a call fails with (the `failure` schema's `Type`, else the handler's error type,
+ *   with a permission preview's); `ToolError`s a handler fails with are not in it, they stay what they are;
+ * - `R`: the services its handler (and its permission preview) needs;
+ * - `Structured`: the `structured` value of its results, what a program reads after a batch (see
+ *   `Executor.Outcome`): the success value encoded through the `success` schema, `undefined` for a text or content
+ *   parts. Derived by {@link make}; rarely written by hand, hence last: the first five read as an Effect's
+ *   `A, E, R` do, after what the tool takes.
+ *
+ * `Tool<Name>` is a tool by that name needing no services, whatever it takes and gives; {@link Any} is any tool.
+ * `Parameters` is contravariant (a handler consumes them) and the rest covariant, so every tool is a `Tool.Any`
+ * and a tool is assignable to a type that asks less of it.
  *
  * `toJSON`, `toString` and `util.inspect` show what the tool is (name, description, annotations, options, schemas),
  * never its call machinery.
@@ -97,8 +115,15 @@ export interface CallInfo {
  * @since 0.1.0
  * @category models
  */
-export interface Tool<out Name extends string, out R = never> extends Pipeable, Inspectable.Inspectable {
-  readonly [TypeId]: { readonly _R: Types.Covariant<R> }
+export interface Tool<
+  out Name extends string,
+  in Parameters = never,
+  out Success = unknown,
+  out Failure = unknown,
+  out R = never,
+  out Structured = unknown
+> extends Pipeable, Inspectable.Inspectable {
+  readonly [TypeId]: Tool.Variance<Parameters, Success, Failure, R, Structured>
   /** Matches `^[a-zA-Z0-9_-]{1,64}$`. */
   readonly name: Name
   readonly description: string
@@ -125,28 +150,193 @@ export interface Tool<out Name extends string, out R = never> extends Pipeable, 
 }
 
 /**
- * Any tool.
+ * @since 0.1.0
+ * @category models
+ */
+export declare namespace Tool {
+  /**
+   * The variance of a tool's type parameters.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Variance<in Parameters, out Success, out Failure, out R, out Structured> {
+    readonly _Parameters: Types.Contravariant<Parameters>
+    readonly _Success: Types.Covariant<Success>
+    readonly _Failure: Types.Covariant<Failure>
+    readonly _R: Types.Covariant<R>
+    readonly _Structured: Types.Covariant<Structured>
+  }
+}
+
+/**
+ * Any tool: every tool is assignable to it. Its parameters are `never` (nothing is known a call could pass), the
+ * rest `unknown`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Any extends Tool<string, unknown> {}
+export interface Any extends Tool<string, never, unknown, unknown, unknown, unknown> {}
 
 /**
- * The services a tool's handler needs.
+ * A tool whose schema is known only at run time: a remote MCP server's (`McpClient`), a stdio provider's
+ * (`StdioProvider.connect`). Its parameters are a JSON object, checked against the served JSON Schema; it succeeds
+ * with the `ToolResult` the far end gave; it fails with `Failure` (a stdio provider's `StdioProviderError`) or a
+ * `ToolError` (every failure of an MCP server's tool).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Dynamic<out Failure = never>
+  extends Tool<string, Record<string, unknown>, ToolResult.ToolResult, Failure, never, unknown>
+{}
+
+/**
+ * The decoded parameters a tool's handler takes: what {@link call} and `Toolkit.call` take for it. For a union of
+ * tools, what every one of them takes (their intersection): parameters go in, so a value that one of the tools
+ * would refuse is no parameter of the union.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Resize = Tool.make("resize", {
+ *   description: "Resize an image",
+ *   parameters: { path: Schema.String, width: Schema.optional(Schema.Int) },
+ *   handler: ({ path }) => Effect.succeed(path)
+ * })
+ * type ResizeParameters = Tool.Parameters<typeof Resize> // { readonly path: string; readonly width?: number }
+ * ```
  *
  * @since 0.1.0
  * @category type-level
  */
-export type Requirements<T> = T extends Tool<string, infer R> ? R : never
+export type Parameters<T> = [T] extends [Tool<string, infer P, infer _S, infer _F, infer _R, infer _St>] ? P : never
+
+/**
+ * What a tool's handler succeeds with: the `success` schema's `Type`, else what the handler gives. What
+ * {@link call} and `Toolkit.call` give.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Stat = Tool.make("stat", {
+ *   description: "Size and modification time of a file",
+ *   parameters: { path: Schema.String },
+ *   success: Schema.Struct({ size: Schema.Int, modified: Schema.Date }),
+ *   handler: () => Effect.succeed({ size: 12, modified: new Date(0) })
+ * })
+ * type StatSuccess = Tool.Success<typeof Stat> // { readonly size: number; readonly modified: Date }
+ * ```
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Success<T> = T extends Tool<string, infer _P, infer S, infer _F, infer _R, infer _St> ? S : never
+
+/**
+ * The typed errors a call of a tool fails with: the `failure` schema's `Type`, else the handler's error type (with
+ * a permission preview's). `ToolError`s are not in it: {@link call} fails with `Failure | ToolError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", { path: Schema.String }) {}
+ *
+ * const ReadFile = Tool.make("read_file", {
+ *   description: "Read a file",
+ *   parameters: { path: Schema.String },
+ *   handler: ({ path }) => Effect.fail(new FileNotFound({ path }))
+ * })
+ * type ReadFileFailure = Tool.Failure<typeof ReadFile> // FileNotFound
+ * ```
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Failure<T> = T extends Tool<string, infer _P, infer _S, infer F, infer _R, infer _St> ? F : never
+
+/**
+ * The services a tool's handler (and its permission preview) needs.
+ *
+ * @example
+ * ```ts
+ * import { Context, Effect } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * class Clock extends Context.Tag("Clock")<Clock, { readonly now: Effect.Effect<number> }>() {}
+ *
+ * const Now = Tool.make("now", {
+ *   description: "The time",
+ *   handler: () => Effect.flatMap(Clock, (clock) => clock.now)
+ * })
+ * type NowRequirements = Tool.Requirements<typeof Now> // Clock
+ * ```
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Requirements<T> = T extends Tool<string, infer _P, infer _S, infer _F, infer R, infer _St> ? R : never
+
+/**
+ * The `structured` value of a tool's results: the success value encoded through its `success` schema (or the
+ * handler's value itself without one), `undefined` when the output is a text, nothing or content parts, and a
+ * handler-made `ToolResult`'s own. With `toModelOutput`, the encoded value whatever it is.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Stat = Tool.make("stat", {
+ *   description: "Size and modification time of a file",
+ *   parameters: { path: Schema.String },
+ *   success: Schema.Struct({ size: Schema.Int, modified: Schema.Date }),
+ *   handler: () => Effect.succeed({ size: 12, modified: new Date(0) })
+ * })
+ * type StatStructured = Tool.Structured<typeof Stat> // { readonly size: number; readonly modified: string }
+ * ```
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Structured<T> = T extends Tool<string, infer _P, infer _S, infer _F, infer _R, infer St> ? St : never
 
 /**
  * A tool's name as a literal type.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Ping = Tool.make("ping", { description: "Answer pong", handler: () => Effect.succeed("pong") })
+ * type PingName = Tool.Name<typeof Ping> // "ping"
+ * ```
+ *
  * @since 0.1.0
  * @category type-level
  */
-export type Name<T> = T extends Tool<infer N, unknown> ? N : never
+export type Name<T> = T extends Tool<infer N, infer _P, infer _S, infer _F, infer _R, infer _St> ? N : never
+
+/**
+ * The `structured` value of a result made from a handler's output `I` (encoded through the `success` schema when
+ * there is one), by the output rule of {@link make}: a handler-made `ToolResult` keeps its own; a string,
+ * `undefined` or `null` is text with none; a non-empty array of content parts is those parts with none; anything
+ * else is JSON whose `structured` is the value.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type StructuredOf<I> = I extends ToolResult.ToolResult<infer S> ? S
+  : I extends string | null | undefined | void ? undefined
+  : I extends ReadonlyArray<ToolResult.Content> ? I | undefined
+  : I
 
 /**
  * Parameters as a tool takes them: Struct fields, or any Schema of an object (a Struct, a Class).
@@ -176,12 +366,13 @@ export type ParametersType<P> = P extends Schema.Schema.AnyNoContext ? Schema.Sc
 export type Resource<P> = string | ((params: P) => string | ReadonlyArray<string> | undefined)
 
 /**
- * Options shared by {@link make} and {@link fromJsonSchema}.
+ * Options shared by {@link make} and {@link fromJsonSchema}. `P` is the decoded parameters, `RP` and `EP` the
+ * services and errors of the permission preview.
  *
  * @since 0.1.0
  * @category models
  */
-export interface CommonOptions<P, RP> {
+export interface CommonOptions<P, RP, EP = unknown> {
   readonly description: string
   readonly title?: string | undefined
   readonly strict?: boolean | undefined
@@ -189,10 +380,19 @@ export interface CommonOptions<P, RP> {
   readonly resource?: Resource<P> | undefined
   readonly annotations?: Annotations | undefined
   readonly timeout?: Duration.DurationInput | undefined
-  readonly permission?: Permission.Spec<P, RP> | undefined
+  readonly permission?: Permission.Spec<P, RP, EP> | undefined
   /** Default true. False hands the parsed JSON to the handler untouched (for tools that check it themselves). */
   readonly validate?: boolean | undefined
 }
+
+/**
+ * What the model sees of a success, made from the typed success value: a text, or content parts. See
+ * {@link make}'s `toModelOutput`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToModelOutput<A> = (value: A) => string | ReadonlyArray<ToolResult.Content>
 
 /**
  * The name rule: 1 to 64 letters, digits, `_` or `-`.
@@ -202,8 +402,16 @@ export interface CommonOptions<P, RP> {
  */
 export const NAME_PATTERN: RegExp = Internal.NAME_PATTERN
 
+const variance: Tool.Variance<never, never, never, never, never> = {
+  _Parameters: (_: never) => _,
+  _Success: (_: never) => _,
+  _Failure: (_: never) => _,
+  _R: (_: never) => _,
+  _Structured: (_: never) => _
+}
+
 const Proto = {
-  [TypeId]: { _R: (_: never) => _ },
+  [TypeId]: variance,
   pipe() {
     // eslint-disable-next-line prefer-rest-params
     return pipeArguments(this, arguments)
@@ -249,14 +457,14 @@ const resourceFunction = (resource: Resource<any> | undefined): (params: unknown
   }
 }
 
-const build = (fields: {
+const build = <T extends Any>(fields: {
   readonly name: string
-  readonly options: CommonOptions<any, any>
+  readonly options: CommonOptions<any, any, any>
   readonly standard: JsonSchema
   readonly strictSchema: JsonSchema | undefined
   readonly outputSchema: JsonSchema | undefined
   readonly kernel: Omit<Internal.Kernel, "name" | "annotations" | "strict" | "timeout" | "resources" | "permission">
-}): Tool<any, any> => {
+}): T => {
   const { name, options } = fields
   const annotations = options.annotations ?? {}
   const timeout = options.timeout === undefined ? undefined : Duration.decode(options.timeout)
@@ -295,9 +503,19 @@ const build = (fields: {
  * `message` (or its JSON). Throws at construction for a bad name or parameters that cannot be JSON Schema (a
  * programmer error, like a bad regexp literal).
  *
+ * The tool's type says what its calls take and give (see {@link Tool}): the parameters' `Type`; the `success`
+ * schema's `Type`, else what the handler gives; the `failure` schema's `Type`, else the handler's error type. With
+ * a `failure` schema the handler may also fail with a `ToolError` (`Permission.require` does), which stays what it
+ * is.
+ *
  * Handler output becomes a `ToolResult`: a string is text; a `ToolResult` is used as is; an array of content parts
  * is those parts; `undefined`/`null` is empty text; anything else is JSON (text = its JSON, `structured` = the
  * value). Output that cannot become JSON (a cycle, a `BigInt`) is that call's `ToolDefect`.
+ *
+ * `toModelOutput` (optional) says what the model sees instead: it gets the typed success value (before encoding)
+ * and gives a text or content parts, while `structured` keeps the encoded value for the program (and for MCP's
+ * `structuredContent`, so a client reading that gets the whole value and a model reading `content` gets the
+ * shaped one). A handler-made `ToolResult` is used as is, without it.
  *
  * @example
  * ```ts
@@ -322,6 +540,8 @@ const build = (fields: {
  *   handler: ({ path }) =>
  *     path === "/etc/hostname" ? Effect.succeed("example\n") : Effect.fail(new FileNotFound({ path }))
  * })
+ * // : Tool<"read_file", { readonly path: string } & { readonly max_bytes?: number | undefined }, string,
+ * //        FileNotFound, never, undefined>
  * ```
  *
  * @since 0.1.0
@@ -330,21 +550,36 @@ const build = (fields: {
 export const make = <
   const Name extends string,
   Parameters extends ParametersInput = {},
-  Success extends Schema.Schema.AnyNoContext = typeof Schema.Unknown,
-  Failure extends Schema.Schema.AnyNoContext = typeof Schema.Unknown,
+  Success extends Schema.Schema.AnyNoContext = never,
+  Failure extends Schema.Schema.AnyNoContext = never,
+  A = never,
+  E = never,
   R = never,
-  RP = never
+  RP = never,
+  EP = never
 >(
   name: Name,
-  options: CommonOptions<ParametersType<Parameters>, RP> & {
+  options: CommonOptions<ParametersType<Parameters>, RP, EP> & {
     readonly parameters?: Parameters | undefined
     readonly success?: Success | undefined
     readonly failure?: Failure | undefined
+    readonly toModelOutput?: ToModelOutput<SuccessOf<Success, A>> | undefined
     readonly handler: (
       params: ParametersType<Parameters>
-    ) => Effect.Effect<Schema.Schema.Type<Success>, Schema.Schema.Type<Failure>, R>
+    ) => Effect.Effect<
+      SuccessOf<Success, A>,
+      [Failure] extends [never] ? E : Schema.Schema.Type<Failure> | ToolError,
+      R
+    >
   }
-): Tool<Name, R | RP> => {
+): Tool<
+  Name,
+  ParametersType<Parameters>,
+  SuccessOf<Success, A>,
+  ([Failure] extends [never] ? Exclude<E, ToolError> : Schema.Schema.Type<Failure>) | Exclude<EP, ToolError>,
+  R | RP,
+  StructuredOf<[Success] extends [never] ? A : Schema.Schema.Encoded<Success>>
+> => {
   Internal.checkName(name)
   const parameters: Schema.Schema.AnyNoContext = options.parameters === undefined
     ? Schema.Struct({})
@@ -380,12 +615,19 @@ export const make = <
     outputSchema,
     kernel: {
       decode,
+      // without the check the handler takes what it is given: a program's parameters are handed over as they are
+      encode: validate ? Internal.parametersEncoder(parameters) : identity,
       handle: options.handler as (params: unknown) => Effect.Effect<unknown, unknown, any>,
-      toResult: Internal.outputMapper(options.success),
+      toResult: Internal.outputMapper(options.success, options.toModelOutput as ToModelOutput<unknown> | undefined),
       failureMessage: Internal.failureMessenger(options.failure)
     }
   })
 }
+
+/** What a handler succeeds with: the `success` schema's `Type`, else the handler's own `A`. */
+type SuccessOf<S, A> = [S] extends [never] ? A : Schema.Schema.Type<S>
+
+const identity = <A>(a: A): A => a
 
 /**
  * A schema from elsewhere as served: an object root with `properties` and `required`. A declared `$schema` is kept
@@ -413,6 +655,9 @@ const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
  * `$ref` to nothing) fails each call as a `ToolDefect`. A `pattern` runs on RE2 (linear time); one RE2 cannot compile
  * is not checked. A `null` sent for an optional property whose schema does not admit null is read as absent.
  *
+ * The tool takes `Record<string, unknown>` (what the schema promises is known only at run time); its success and
+ * failure types are the handler's, as in {@link make} without schemas.
+ *
  * @example
  * ```ts
  * import { Effect } from "effect"
@@ -428,15 +673,15 @@ const normalizeObjectSchema = (schema: JsonSchema | undefined): JsonSchema => {
  * @since 0.1.0
  * @category constructors
  */
-export const fromJsonSchema = <const Name extends string, R = never, RP = never>(
+export const fromJsonSchema = <const Name extends string, A = never, E = never, R = never, RP = never, EP = never>(
   name: Name,
-  options: CommonOptions<Record<string, unknown>, RP> & {
+  options: CommonOptions<Record<string, unknown>, RP, EP> & {
     readonly parameters?: JsonSchema | undefined
     /** The output's JSON Schema, when the source declares one (MCP `outputSchema`). */
     readonly outputSchema?: JsonSchema | undefined
-    readonly handler: (args: Record<string, unknown>) => Effect.Effect<unknown, unknown, R>
+    readonly handler: (args: Record<string, unknown>) => Effect.Effect<A, E, R>
   }
-): Tool<Name, R | RP> => {
+): Tool<Name, Record<string, unknown>, A, Exclude<E | EP, ToolError>, R | RP, StructuredOf<A>> => {
   Internal.checkName(name)
   const standard = normalizeObjectSchema(options.parameters)
   let decode: Internal.Kernel["decode"] = (args) => Either.right(args)
@@ -457,8 +702,9 @@ export const fromJsonSchema = <const Name extends string, R = never, RP = never>
     outputSchema: options.outputSchema,
     kernel: {
       decode,
+      encode: identity,
       handle: options.handler as (params: unknown) => Effect.Effect<unknown, unknown, any>,
-      toResult: Internal.outputMapper(undefined),
+      toResult: Internal.outputMapper(undefined, undefined),
       failureMessage: Internal.failureMessenger(undefined)
     }
   })
@@ -485,9 +731,10 @@ export const isTool = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
  * Runs one call end to end, through the same pipeline as a call in a batch: parse and check the arguments, ask
  * permission if the tool declares it, run the handler (under the tool's timeout, else `options.timeout`), map the
  * output and classify any failure, and record a recordable `details` when a `Recorder` is installed; the call is a
- * span `Executor.call` when a tracer is installed and counts in the executor's metrics. The result is an `Either`;
- * the Effect never fails and never dies. Interrupting the fiber running it interrupts the handler (the executor is
- * what turns that into a `ToolInterrupted` outcome).
+ * span `Executor.call` when a tracer is installed and counts in the executor's metrics. The result is an `Either`,
+ * typed by the tool (`Executor.Outcome`); the Effect never fails and never dies. Interrupting the fiber running it
+ * interrupts the handler (the executor is what turns that into a `ToolInterrupted` outcome). For a program's own
+ * call with typed parameters, see {@link call}.
  *
  * @example
  * ```ts
@@ -512,18 +759,81 @@ export const isTool = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
  * @since 0.1.0
  * @category execution
  */
-export const execute = <Name extends string, R>(
-  tool: Tool<Name, R>,
+export const execute = <T extends Any>(
+  tool: T,
   call: { readonly id: string; readonly arguments: unknown },
   options?: {
     readonly timeout?: Duration.DurationInput | undefined
     readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   }
-): Effect.Effect<Either.Either<ToolResult, ToolError>, never, R> =>
+): Effect.Effect<Executor.Outcome<T>, never, Requirements<T>> =>
   Call.execute(tool[KernelId], { id: call.id, name: tool.name, arguments: call.arguments }, {
     timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
     onProgress: options?.onProgress
-  })
+  }) as Effect.Effect<Executor.Outcome<T>, never, Requirements<T>>
+
+/**
+ * Options of {@link call} and `Toolkit.call`.
+ *
+ * - `id`: the call's id, what `Tool.currentCall` gives and records carry (default: a new `call_<uuid>`).
+ * - `timeout`: the timeout when the tool sets none.
+ * - `onProgress`: where the handler's `Tool.progress` reports go.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions {
+  readonly id?: string | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Calls a tool from a program, typed: `parameters` are the decoded parameters (`Tool.Parameters`), the Effect
+ * succeeds with the handler's value (`Tool.Success`, not encoded, not rendered) and fails with the tool's own
+ * typed failure as itself (`Tool.Failure`, not wrapped in a `ToolFailure`) or with the `ToolError` of any other
+ * way the call ended: `InvalidArguments`, `PermissionDenied`, `ToolTimeout`, `ToolDefect`, `ToolInterrupted` (the
+ * handler interrupted itself).
+ *
+ * It is a model's call in every other way. The parameters are encoded through the parameters schema and the call
+ * runs the pipeline of {@link execute}: the arguments are checked (parameters that came through `any` and break
+ * the schema give `InvalidArguments`), permission is asked, the timeout applies, the output is mapped (an output
+ * that breaks the `success` schema is a `ToolDefect`), `details` are recorded, the span and the metrics are made.
+ * Interrupting the fiber running it interrupts the handler, as in {@link execute}.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", { path: Schema.String }) {}
+ *
+ * const ReadFile = Tool.make("read_file", {
+ *   description: "Read a file",
+ *   parameters: { path: Schema.String },
+ *   failure: FileNotFound,
+ *   handler: ({ path }) => path === "a.txt" ? Effect.succeed("hello") : Effect.fail(new FileNotFound({ path }))
+ * })
+ *
+ * // Effect<string, ToolError, never>: the tool's own failure handled by its tag
+ * const program = Tool.call(ReadFile, { path: "b.txt" }).pipe(
+ *   Effect.catchTag("FileNotFound", ({ path }) => Effect.succeed(`(${path} is missing)`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const call = <T extends Any>(
+  tool: T,
+  parameters: Parameters<T>,
+  options?: CallOptions
+): Effect.Effect<Success<T>, Failure<T> | ToolError, Requirements<T>> =>
+  Call.callTyped(tool[KernelId], parameters, {
+    id: options?.id,
+    timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+    onProgress: options?.onProgress
+  }) as Effect.Effect<Success<T>, Failure<T> | ToolError, Requirements<T>>
 
 /**
  * Reports progress from inside a handler: the executor turns it into a `Progress` event, the MCP server into

@@ -183,6 +183,8 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>("effe
 
 /**
  * The handler failed with a typed error. The message is the error's own `message` when it has one, else its JSON.
+ * `E` is the type of `error`: `unknown` in general, the tool's `Tool.Failure` (and the executor's `onStart` error)
+ * in a typed outcome (see `Executor.Outcome`).
  *
  * @example
  * ```ts
@@ -195,17 +197,18 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>("effe
  * @since 0.1.0
  * @category errors
  */
-export class ToolFailure extends Schema.TaggedError<ToolFailure>("effect-agent-tools/ToolFailure")(
-  "ToolFailure",
-  {
+export class ToolFailure<out E = unknown>
+  extends Schema.TaggedError<ToolFailure>("effect-agent-tools/ToolFailure")("ToolFailure", {
     tool: Schema.String,
     message: Schema.String,
     /** The handler's error as it failed, for the program; never shown to the model. */
     error: Schema.Unknown
-  }
-) {
+  })
+{
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
+  /** The handler's error as it failed, for the program; never shown to the model. */
+  declare readonly error: E
 }
 
 /**

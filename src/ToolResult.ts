@@ -143,10 +143,13 @@ export const Content = Schema.Union(TextContent, ImageContent, AudioContent, Emb
 export type Content = typeof Content.Type
 
 /**
- * A successful call's output.
+ * A successful call's output. `A` is the type of `structured`: `unknown` for a result nothing is known about, the
+ * tool's `Tool.Structured` for the results of a typed tool (see `Executor.Outcome`).
  *
  * - `content`: what the model reads.
- * - `structured`: the output as a JSON value (MCP's `structuredContent` when the tool declares a `success` schema).
+ * - `structured`: the output as a value for programs: the handler's value, encoded through the tool's `success`
+ *   schema when it has one; MCP's `structuredContent` when the tool declares an object-shaped `success` schema.
+ *   `undefined` for a result that has none (a text, content parts).
  * - `details`: for the application only; never reaches a model.
  * - `terminate`: a hint that the loop should stop after this batch (see `Executor.shouldTerminate`).
  *
@@ -157,10 +160,10 @@ export type Content = typeof Content.Type
  * @since 0.1.0
  * @category models
  */
-export interface ToolResult extends Pipeable, Equal.Equal, Inspectable.Inspectable {
+export interface ToolResult<out A = unknown> extends Pipeable, Equal.Equal, Inspectable.Inspectable {
   readonly [TypeId]: TypeId
   readonly content: ReadonlyArray<Content>
-  readonly structured?: unknown
+  readonly structured: A
   readonly details?: unknown
   readonly terminate: boolean
 }
@@ -292,12 +295,12 @@ const hashValue = (u: unknown, budget: { nodes: number }): number => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (fields: {
+export const make = <A = undefined>(fields: {
   readonly content: ReadonlyArray<Content>
-  readonly structured?: unknown
+  readonly structured?: A
   readonly details?: unknown
   readonly terminate?: boolean | undefined
-}): ToolResult => {
+}): ToolResult<A> => {
   const self = Object.create(Proto)
   self.content = fields.content
   if (fields.structured !== undefined) self.structured = fields.structured
@@ -335,7 +338,7 @@ export const isToolResult = (u: unknown): u is ToolResult => Predicate.hasProper
  * @since 0.1.0
  * @category constructors
  */
-export const text = (text: string): ToolResult => make({ content: [{ type: "text", text }] })
+export const text = (text: string): ToolResult<undefined> => make({ content: [{ type: "text", text }] })
 
 /**
  * A result carrying a JSON value: its JSON text for the model and the value itself as `structured`.
@@ -353,7 +356,7 @@ export const text = (text: string): ToolResult => make({ content: [{ type: "text
  * @since 0.1.0
  * @category constructors
  */
-export const json = (value: unknown): ToolResult =>
+export const json = <A>(value: A): ToolResult<A> =>
   make({ content: [{ type: "text", text: JSON.stringify(value) ?? "null" }], structured: value })
 
 /**
@@ -373,7 +376,7 @@ export const json = (value: unknown): ToolResult =>
  * @since 0.1.0
  * @category constructors
  */
-export const parts = (content: ReadonlyArray<Content>): ToolResult => make({ content })
+export const parts = (content: ReadonlyArray<Content>): ToolResult<undefined> => make({ content })
 
 /**
  * A result of one image part, from base64 text or raw bytes.
@@ -389,7 +392,7 @@ export const parts = (content: ReadonlyArray<Content>): ToolResult => make({ con
  * @since 0.1.0
  * @category constructors
  */
-export const image = (data: string | Uint8Array, mimeType: string): ToolResult =>
+export const image = (data: string | Uint8Array, mimeType: string): ToolResult<undefined> =>
   make({
     content: [{ type: "image", data: typeof data === "string" ? data : Encoding.encodeBase64(data), mimeType }]
   })
@@ -410,9 +413,9 @@ export const image = (data: string | Uint8Array, mimeType: string): ToolResult =
  * @category combinators
  */
 export const withDetails: {
-  (details: unknown): (self: ToolResult) => ToolResult
-  (self: ToolResult, details: unknown): ToolResult
-} = dual(2, (self: ToolResult, details: unknown): ToolResult =>
+  (details: unknown): <A>(self: ToolResult<A>) => ToolResult<A>
+  <A>(self: ToolResult<A>, details: unknown): ToolResult<A>
+} = dual(2, <A>(self: ToolResult<A>, details: unknown): ToolResult<A> =>
   make({
     content: self.content,
     structured: self.structured,
@@ -434,7 +437,7 @@ export const withDetails: {
  * @since 0.1.0
  * @category combinators
  */
-export const withTerminate = (self: ToolResult): ToolResult =>
+export const withTerminate = <A>(self: ToolResult<A>): ToolResult<A> =>
   make({ content: self.content, structured: self.structured, details: self.details, terminate: true })
 
 /**

@@ -3,16 +3,22 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { dual } from "effect/Function"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
+import * as Call from "./internal/call.js"
 import { checkName } from "./internal/tool.js"
-import type * as Tool from "./Tool.js"
+import { requireNames } from "./internal/toolkit.js"
+import * as Tool from "./Tool.js"
 import { KernelId } from "./Tool.js"
 import * as ToolDefinition from "./ToolDefinition.js"
+import type { ToolError } from "./ToolError.js"
+import { ToolNotFound } from "./ToolError.js"
 
 /**
  * @since 0.1.0
@@ -43,6 +49,19 @@ export interface Toolkit<out Tools extends Tool.Any = Tool.Any> extends Pipeable
 /**
  * The services the handlers of a toolkit need.
  *
+ * @example
+ * ```ts
+ * import { Context, Effect } from "effect"
+ * import { Tool, Toolkit } from "effect-agent-tools"
+ *
+ * class Db extends Context.Tag("Db")<Db, { readonly count: Effect.Effect<number> }>() {}
+ *
+ * const Count = Tool.make("count", { description: "Count rows", handler: () => Effect.flatMap(Db, (db) => db.count) })
+ * const Ping = Tool.make("ping", { description: "Answer pong", handler: () => Effect.succeed("pong") })
+ * const kit = Toolkit.make(Count, Ping)
+ * type KitRequirements = Toolkit.Requirements<typeof kit> // Db
+ * ```
+ *
  * @since 0.1.0
  * @category type-level
  */
@@ -51,18 +70,44 @@ export type Requirements<K> = K extends Toolkit<infer T> ? Tool.Requirements<T> 
 /**
  * The tools of a toolkit, as a union.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Ping = Tool.make("ping", { description: "Answer pong", handler: () => Effect.succeed("pong") })
+ * const Now = Tool.make("now", { description: "The time", handler: () => Effect.succeed(Date.now()) })
+ * const kit = Toolkit.make(Ping, Now)
+ * type KitTools = Toolkit.Tools<typeof kit> // typeof Ping | typeof Now
+ * type KitNames = Tool.Name<Toolkit.Tools<typeof kit>> // "ping" | "now"
+ * ```
+ *
  * @since 0.1.0
  * @category type-level
  */
 export type Tools<K> = K extends Toolkit<infer T> ? T : never
 
 /**
- * A tool renamed with a prefix.
+ * The tools of `Tools` a call naming `N` can reach: the tool by that name, or a tool whose name type admits it
+ * (a remote tool's `string`).
  *
  * @since 0.1.0
  * @category type-level
  */
-export type Prefixed<T, P extends string> = T extends Tool.Tool<infer N, infer R> ? Tool.Tool<`${P}__${N}`, R> : never
+export type ToolNamed<Tools extends Tool.Any, N extends string> = Tools extends unknown
+  ? N extends Tool.Name<Tools> ? Tools : never
+  : never
+
+/**
+ * A tool renamed with a prefix: the same types under the name `p__name`.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Prefixed<T, P extends string> = T extends
+  Tool.Tool<infer N, infer Parameters, infer Success, infer Failure, infer R, infer Structured>
+  ? Tool.Tool<`${P}__${N}`, Parameters, Success, Failure, R, Structured>
+  : never
 
 const Proto = {
   [TypeId]: TypeId,
@@ -263,3 +308,117 @@ export const definitions: {
     format: F
   ): ReadonlyArray<ToolDefinition.Definitions[F]> => self.tools.map((tool) => ToolDefinition.make(tool, format))
 )
+
+/**
+ * Calls a toolkit's tool from a program, typed: `name` must be one of the toolkit's names and `parameters` that
+ * tool's decoded parameters; it gives the tool's `Tool.Success` and fails with its own `Tool.Failure` as itself or
+ * a `ToolError`, exactly as `Tool.call` on that tool (the same checks, permission, timeout, records, span and
+ * metrics as a model's call). A name that is not in the toolkit at run time (it came through `any`) fails with
+ * `ToolNotFound`, as a model's would.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool, Toolkit } from "effect-agent-tools"
+ *
+ * class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", { path: Schema.String }) {}
+ *
+ * const ReadFile = Tool.make("read_file", {
+ *   description: "Read a file",
+ *   parameters: { path: Schema.String },
+ *   failure: FileNotFound,
+ *   handler: ({ path }) => path === "a.txt" ? Effect.succeed("hello") : Effect.fail(new FileNotFound({ path }))
+ * })
+ * const kit = Toolkit.make(ReadFile)
+ *
+ * // Effect<string, ToolError, never>
+ * const program = Toolkit.call(kit, "read_file", { path: "b.txt" }).pipe(
+ *   Effect.catchTag("FileNotFound", () => Effect.succeed(""))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category calling
+ */
+export const call = <Tools extends Tool.Any, const N extends Tool.Name<Tools>>(
+  self: Toolkit<Tools>,
+  name: N,
+  parameters: Tool.Parameters<ToolNamed<Tools, N>>,
+  options?: Tool.CallOptions
+): Effect.Effect<
+  Tool.Success<ToolNamed<Tools, N>>,
+  Tool.Failure<ToolNamed<Tools, N>> | ToolError,
+  Tool.Requirements<ToolNamed<Tools, N>>
+> => {
+  const tool = self.byName.get(name)
+  if (tool === undefined) {
+    return Effect.suspend(() => {
+      const error = new ToolNotFound({ tool: name, available: names(self) })
+      Call.finished(name, Either.left(error), undefined)
+      return Effect.fail(error)
+    })
+  }
+  return Tool.call(tool, parameters as Tool.Parameters<typeof tool>, options) as Effect.Effect<
+    Tool.Success<ToolNamed<Tools, N>>,
+    Tool.Failure<ToolNamed<Tools, N>> | ToolError,
+    Tool.Requirements<ToolNamed<Tools, N>>
+  >
+}
+
+/**
+ * The toolkit of only the named tools, in the toolkit's order: "these tools for this step". A name that is not
+ * the toolkit's is a type error (and a throw, for a name that came through `any`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const kit = Toolkit.make(
+ *   Tool.make("read", { description: "Read", handler: () => Effect.void }),
+ *   Tool.make("write", { description: "Write", handler: () => Effect.void }),
+ *   Tool.make("search", { description: "Search", handler: () => Effect.void })
+ * )
+ * console.log(Toolkit.names(Toolkit.pick(kit, "search", "read"))) // ["read", "search"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const pick = <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
+  self: Toolkit<Tools>,
+  ...names: N
+): Toolkit<ToolNamed<Tools, N[number]>> => {
+  const wanted = requireNames(self, names)
+  return fromTools(self.tools.filter((tool) => wanted.has(tool.name))) as Toolkit<ToolNamed<Tools, N[number]>>
+}
+
+/**
+ * The toolkit without the named tools, in the toolkit's order. A name that is not the toolkit's is a type error
+ * (and a throw, for a name that came through `any`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const kit = Toolkit.make(
+ *   Tool.make("read", { description: "Read", handler: () => Effect.void }),
+ *   Tool.make("write", { description: "Write", handler: () => Effect.void }),
+ *   Tool.make("search", { description: "Search", handler: () => Effect.void })
+ * )
+ * console.log(Toolkit.names(Toolkit.omit(kit, "write"))) // ["read", "search"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const omit = <Tools extends Tool.Any, const N extends ReadonlyArray<Tool.Name<Tools>>>(
+  self: Toolkit<Tools>,
+  ...names: N
+): Toolkit<Exclude<Tools, { readonly name: N[number] }>> => {
+  const unwanted = requireNames(self, names)
+  return fromTools(self.tools.filter((tool) => !unwanted.has(tool.name))) as Toolkit<
+    Exclude<Tools, { readonly name: N[number] }>
+  >
+}

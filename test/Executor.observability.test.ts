@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import type { MetricPair, Tracer } from "effect"
-import { Effect, Either, Exit, Fiber, Metric, MetricState, Option, Schema, Stream, TestClock } from "effect"
+import type { Tracer } from "effect"
+import { Effect, Either, Exit, Fiber, MetricState, Option, Schema, Stream, TestClock } from "effect"
 import { Executor, McpServer, Permission, StdioProvider, Tool, Toolkit } from "../src/index.js"
 import * as Scheduler from "../src/internal/scheduler.js"
-import { collectingTracer } from "./helpers.js"
+import { callsTotal, collectingTracer, metricTagged } from "./helpers.js"
 
 // Metrics live in one global registry shared by every test in the worker: every tool here has a name no other test
 // file uses, and each test reads counts as differences from before its batch.
@@ -20,26 +20,9 @@ const spanOf = (spans: ReadonlyArray<Tracer.Span>, callId: string): Tracer.Span 
 
 const attributesOf = (span: Tracer.Span) => Object.fromEntries(span.attributes)
 
-const hasTags = (pair: MetricPair.MetricPair.Untyped, name: string, tags: Record<string, string>): boolean =>
-  pair.metricKey.name === name
-  && Object.entries(tags).every(([key, value]) =>
-    pair.metricKey.tags.some((tag) => tag.key === key && tag.value === value)
-  )
-  && pair.metricKey.tags.length === Object.keys(tags).length
-
-/** `agent_tools_calls_total{tool, outcome}`, 0 when it has never been counted. */
-const callsTotal = (tool: string, outcome: string) =>
-  Effect.map(Metric.snapshot, (pairs) => {
-    const pair = pairs.find((p) => hasTags(p, "agent_tools_calls_total", { tool, outcome }))
-    if (pair === undefined) return 0
-    expect(MetricState.isCounterState(pair.metricState)).toBe(true)
-    return (pair.metricState as MetricState.MetricState.Counter<number>).count
-  })
-
 /** A histogram by tool (`agent_tools_call_duration_ms`, `agent_tools_resource_wait_ms`), undefined if never used. */
 const histogram = (name: string, tool: string) =>
-  Effect.map(Metric.snapshot, (pairs) => {
-    const pair = pairs.find((p) => hasTags(p, name, { tool }))
+  Effect.map(metricTagged(name, { tool }), (pair) => {
     if (pair === undefined) return undefined
     expect(MetricState.isHistogramState(pair.metricState)).toBe(true)
     return pair.metricState as MetricState.MetricState.Histogram

@@ -559,6 +559,50 @@ describe("Executor", () => {
       }))
   })
 
+  describe("typed outcomes", () => {
+    const Measure = Tool.make("measure", {
+      description: "Measure a text",
+      parameters: { text: Schema.String },
+      success: Schema.Struct({ length: Schema.Int }),
+      handler: ({ text }) => Effect.succeed({ length: text.length })
+    })
+    const Shout = Tool.make("shout", {
+      description: "Shout a text",
+      parameters: { text: Schema.String },
+      handler: ({ text }) => Effect.succeed(text.toUpperCase())
+    })
+    const kit = Toolkit.make(Measure, Shout)
+    const calls: ReadonlyArray<Executor.ToolCall> = [
+      { id: "1", name: "shout", arguments: { text: "hi" } },
+      { id: "2", name: "measure", arguments: { text: "four" } },
+      { id: "3", name: "measure", arguments: { text: 4 } },
+      { id: "4", name: "nope", arguments: {} }
+    ]
+
+    it.effect("isOutcomeOf holds for the calls naming that tool, whatever their outcome", () =>
+      Effect.gen(function*() {
+        const isMeasure = Executor.isOutcomeOf(kit, "measure")
+        const outcomes = yield* Executor.run(kit, calls)
+        expect(outcomes.map((outcome, i) => isMeasure(calls[i], outcome))).toEqual([false, true, true, false])
+        const lengths = outcomes.flatMap((outcome, i) =>
+          isMeasure(calls[i], outcome) && Either.isRight(outcome) ? [outcome.right.structured.length] : []
+        )
+        expect(lengths).toEqual([4])
+      }))
+
+    it.effect("isOutcomeOf narrows a Finished event's outcome", () =>
+      Effect.gen(function*() {
+        const isShout = Executor.isOutcomeOf(kit, "shout")
+        const events = yield* Stream.runCollect(Executor.stream(kit, calls))
+        const shouted = Chunk.toReadonlyArray(events).flatMap((event) =>
+          event._tag === "Finished" && isShout(event.call, event.outcome) && Either.isRight(event.outcome)
+            ? [ToolResult.toText(event.outcome.right)]
+            : []
+        )
+        expect(shouted).toEqual(["HI"])
+      }))
+  })
+
   describe("back-pressure and memory", () => {
     it.live("a consumer that falls behind holds the batch back instead of buffering without bound", () =>
       Effect.gen(function*() {

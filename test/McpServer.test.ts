@@ -224,6 +224,23 @@ describe("McpServer", () => {
         })
       }))
 
+    it.scopedLive("toModelOutput: the model's content is the shaped text, structuredContent the encoded value", () =>
+      Effect.gen(function*() {
+        const Stat = Tool.make("stat", {
+          description: "When a file changed",
+          parameters: { path: Schema.String },
+          success: Schema.Struct({ path: Schema.String, modified: Schema.Date }),
+          toModelOutput: ({ modified, path }) => `${path} changed in ${modified.getUTCFullYear()}`,
+          handler: ({ path }) => Effect.succeed({ path, modified: new Date("2024-03-04T00:00:00.000Z") })
+        })
+        const { client } = yield* connected(Toolkit.make(Stat))
+        yield* Effect.promise(() => client.listTools())
+        expect(yield* call(client, "stat", { path: "a.txt" })).toEqual({
+          content: [{ type: "text", text: "a.txt changed in 2024" }],
+          structuredContent: { path: "a.txt", modified: "2024-03-04T00:00:00.000Z" }
+        })
+      }))
+
     it.scopedLive("failures are isError results carrying the ToolError message without `Error: `", () =>
       Effect.gen(function*() {
         const { client } = yield* connected(kit, info)

@@ -421,9 +421,12 @@ describe("the content mapping", () => {
         ["upper", { text: 7, extra: true }],
         ["reed_file", {}]
       ])
-      for (
-        const outcome of [...outcomes, Either.right(ToolResult.json("a string")), Either.right(ToolResult.json(7))]
-      ) {
+      const all: ReadonlyArray<Executor.Outcome> = [
+        ...outcomes,
+        Either.right(ToolResult.json("a string")),
+        Either.right(ToolResult.json(7))
+      ]
+      for (const outcome of all) {
         const back = acrossTheWire(outcome)
         expect(view(back).text).toBe(view(outcome).text)
         expect(Either.isLeft(back)).toBe(Either.isLeft(outcome))
@@ -465,6 +468,9 @@ describe("the content mapping", () => {
   it("writes results: structured output as JSON, text-only as a string, other parts as parts", () => {
     expect(toContent(Either.right(ToolResult.json({ a: 1 })))).toEqual({ a: 1 })
     expect(toContent(Either.right(ToolResult.json("s")))).toBe("\"s\"")
+    // a result whose text is not its structured value's JSON (shaped by toModelOutput) sends what the model reads
+    const shaped = ToolResult.make({ content: [{ type: "text", text: "3 files" }], structured: { count: 3 } })
+    expect(toContent(Either.right(shaped))).toBe("3 files")
     expect(toContent(Either.right(ToolResult.parts([])))).toBe("")
     expect(toContent(Either.right(ToolResult.image("iVBORw0KGgo=", "image/png")))).toEqual([
       { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }

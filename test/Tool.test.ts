@@ -10,11 +10,11 @@ import { modelText } from "./helpers.js"
 
 type Outcome = Either.Either<ToolResult.ToolResult, ToolError.ToolError>
 
-const call = <R>(
-  tool: Tool.Tool<string, R>,
+const call = <T extends Tool.Any>(
+  tool: T,
   args: unknown,
   options?: Parameters<typeof Tool.execute>[2]
-): Effect.Effect<Outcome, never, R> => Tool.execute(tool, { id: "call_1", arguments: args }, options)
+): Effect.Effect<Outcome, never, Tool.Requirements<T>> => Tool.execute(tool, { id: "call_1", arguments: args }, options)
 
 const resultOf = (outcome: Outcome): ToolResult.ToolResult => {
   if (Either.isLeft(outcome)) throw new Error(`expected a result, got ${ToolError.toModelText(outcome.left)}`)
@@ -839,6 +839,106 @@ describe("output mapping", () => {
       expect(modelText(yield* call(returning(output), "{}"))).toBe(
         "Error: tool \"out\" panicked: output cannot be converted to JSON: no JSON here"
       )
+    }))
+})
+
+describe("toModelOutput", () => {
+  const Entry = Schema.Struct({ name: Schema.String, modified: Schema.Date })
+  const Listing = Tool.make("list", {
+    description: "List a folder",
+    success: Schema.Struct({ entries: Schema.Array(Entry) }),
+    toModelOutput: ({ entries }) =>
+      entries.map((entry) => `${entry.name} (${entry.modified.getUTCFullYear()})`).join("\n"),
+    handler: () =>
+      Effect.succeed({
+        entries: [{ name: "a.txt", modified: new Date("2023-01-02T00:00:00.000Z") }, {
+          name: "b.txt",
+          modified: new Date("2024-03-04T00:00:00.000Z")
+        }]
+      })
+  })
+
+  it.effect("the model reads what it makes of the typed value; structured keeps the encoded value", () =>
+    Effect.gen(function*() {
+      const result = resultOf(yield* call(Listing, {}))
+      expect(result.content).toEqual([{ type: "text", text: "a.txt (2023)\nb.txt (2024)" }])
+      expect(result.structured).toEqual({
+        entries: [{ name: "a.txt", modified: "2023-01-02T00:00:00.000Z" }, {
+          name: "b.txt",
+          modified: "2024-03-04T00:00:00.000Z"
+        }]
+      })
+    }))
+
+  it.effect("content parts are those parts; without a success schema structured is the value itself", () =>
+    Effect.gen(function*() {
+      const Chart = Tool.make("chart", {
+        description: "Draw a chart",
+        toModelOutput: ({ png }) => [{ type: "text", text: "the chart:" }, {
+          type: "image",
+          data: png,
+          mimeType: "image/png"
+        }],
+        handler: () => Effect.succeed({ png: "iVBORw0KGgo=", points: 3 })
+      })
+      const result = resultOf(yield* call(Chart, {}))
+      expect(result.content).toEqual([{ type: "text", text: "the chart:" }, {
+        type: "image",
+        data: "iVBORw0KGgo=",
+        mimeType: "image/png"
+      }])
+      expect(result.structured).toEqual({ png: "iVBORw0KGgo=", points: 3 })
+    }))
+
+  it.effect("a string or nothing has no structured value, as without it", () =>
+    Effect.gen(function*() {
+      const Shout = Tool.make("shout", {
+        description: "Shout",
+        toModelOutput: (text) => text.toUpperCase(),
+        handler: () => Effect.succeed("hi")
+      })
+      const result = resultOf(yield* call(Shout, {}))
+      expect(ToolResult.toText(result)).toBe("HI")
+      expect(result.structured).toBeUndefined()
+    }))
+
+  it.effect("a handler-made ToolResult is used as is", () =>
+    Effect.gen(function*() {
+      const Made = Tool.make("made", {
+        description: "Make its own result",
+        toModelOutput: () => "not this",
+        handler: () => Effect.succeed(ToolResult.text("this"))
+      })
+      expect(ToolResult.toText(resultOf(yield* call(Made, {})))).toBe("this")
+    }))
+
+  it.effect("the output is checked against the success schema first; a throwing toModelOutput is a defect", () =>
+    Effect.gen(function*() {
+      const Liar = Tool.make("liar", {
+        description: "Breaks its schema",
+        success: Schema.Int,
+        toModelOutput: (n) => `${n}`,
+        handler: () => Effect.succeed(1.5)
+      })
+      expect(modelText(yield* call(Liar, {}))).toBe(
+        "Error: tool \"liar\" panicked: output does not match the tool's success schema: expected an integer, got 1.5"
+      )
+      const Thrower = Tool.make("thrower", {
+        description: "Cannot shape",
+        toModelOutput: (): string => {
+          throw new Error("no shape")
+        },
+        handler: () => Effect.succeed({ a: 1 })
+      })
+      expect(modelText(yield* call(Thrower, {}))).toBe(
+        "Error: tool \"thrower\" panicked: shaping the output for the model failed: no shape"
+      )
+    }))
+
+  it.effect("Tool.call still gives the program the handler's typed value", () =>
+    Effect.gen(function*() {
+      const listed = yield* Tool.call(Listing, {})
+      expect(listed.entries[1].modified).toEqual(new Date("2024-03-04T00:00:00.000Z"))
     }))
 })
 

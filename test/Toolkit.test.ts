@@ -148,6 +148,38 @@ describe("Toolkit", () => {
     })
   })
 
+  describe("pick and omit", () => {
+    it("keep or drop the named tools, in the toolkit's order", () => {
+      const kit = Toolkit.make(Upper, Lower, Add, Crash)
+      expect(Toolkit.names(Toolkit.pick(kit, "add", "upper"))).toEqual(["upper", "add"])
+      expect(Toolkit.names(Toolkit.omit(kit, "lower", "crash"))).toEqual(["upper", "add"])
+      expect(Toolkit.names(Toolkit.pick(kit))).toEqual([])
+      expect(Toolkit.names(Toolkit.omit(kit))).toEqual(["upper", "lower", "add", "crash"])
+      // the same tool values: a subset serves and runs as the whole did
+      expect(Toolkit.pick(kit, "add").tools).toEqual([Add])
+    })
+
+    it("throw for a name the toolkit does not have (one that came through `any`), naming its tools", () => {
+      const kit = Toolkit.make(Upper, Lower)
+      const typo: any = "uper"
+      expect(() => Toolkit.pick(kit, typo)).toThrow("no tool \"uper\" in this toolkit; its tools: upper, lower")
+      expect(() => Toolkit.omit(kit, typo)).toThrow("no tool \"uper\" in this toolkit; its tools: upper, lower")
+    })
+
+    it.effect("a call of a tool picked away is ToolNotFound, listing what is left", () =>
+      Effect.gen(function*() {
+        const step = Toolkit.pick(Toolkit.make(Upper, Lower, Add), "upper")
+        const outcome = yield* Tool.execute(Toolkit.lookup(step, "upper").pipe(Option.getOrThrow), {
+          id: "1",
+          arguments: { text: "a" }
+        })
+        expect(Either.map(outcome, ToolResult.toText)).toEqual(Either.right("A"))
+        const lower: any = "lower"
+        const error = yield* Effect.flip(Toolkit.call(step, lower as "upper", { text: "a" }))
+        expect(ToolError.toModelText(error)).toBe("Error: unknown tool \"lower\"; available tools: upper")
+      }))
+  })
+
   describe("lookup", () => {
     it("finds a tool by name", () => {
       const kit = Toolkit.make(Upper, Lower)

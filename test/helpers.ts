@@ -2,8 +2,10 @@
  * Helpers the tests share, written once. A doc page's examples define their own (they are what a reader copies),
  * so the regions of `docs/*.test.ts` keep theirs; everything else imports from here.
  */
+import { expect } from "@effect/vitest"
 import type { Duration } from "effect"
-import { Effect, Either, Fiber, TestClock, Tracer } from "effect"
+import type { MetricPair } from "effect"
+import { Effect, Either, Fiber, Metric, MetricState, TestClock, Tracer } from "effect"
 import { ToolError, ToolResult } from "../src/index.js"
 
 /** What the model reads for an outcome: the result's text parts, or the error as `Error: ...`. */
@@ -35,3 +37,22 @@ export const collectingTracer: Effect.Effect<{ readonly spans: Array<Tracer.Span
 
 /** Lets every fiber that can run, run: enough turns of the scheduler for a chain of wake-ups to settle. */
 export const settle: Effect.Effect<void> = Effect.asVoid(Effect.repeatN(Effect.yieldNow(), 20))
+
+const hasTags = (pair: MetricPair.MetricPair.Untyped, name: string, tags: Record<string, string>): boolean =>
+  pair.metricKey.name === name
+  && Object.entries(tags).every(([key, value]) =>
+    pair.metricKey.tags.some((tag) => tag.key === key && tag.value === value)
+  )
+  && pair.metricKey.tags.length === Object.keys(tags).length
+
+/** The metric of that name with exactly those tags, if it has ever been updated. */
+export const metricTagged = (name: string, tags: Record<string, string>) =>
+  Effect.map(Metric.snapshot, (pairs) => pairs.find((p) => hasTags(p, name, tags)))
+
+/** `agent_tools_calls_total{tool, outcome}`, 0 when it has never been counted. */
+export const callsTotal = (tool: string, outcome: string) =>
+  Effect.map(metricTagged("agent_tools_calls_total", { tool, outcome }), (pair) => {
+    if (pair === undefined) return 0
+    expect(MetricState.isCounterState(pair.metricState)).toBe(true)
+    return (pair.metricState as MetricState.MetricState.Counter<number>).count
+  })

@@ -44,6 +44,7 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
+import { randomUUID } from "node:crypto"
 import type { Outcome, ToolCall } from "../Executor.js"
 import { Requester } from "../Permission.js"
 import * as Recorder from "../Recorder.js"
@@ -257,6 +258,60 @@ export const execute = (
       started: startTiming(pipeline, timing)
     })
     return counted(pipeline, kernel.name, timing, body)
+  })
+
+/**
+ * `Tool.call`: a program's call, typed. The parameters are encoded as a model would send them and the call runs
+ * as {@link execute} runs it (checked, permission, timeout, output mapping, record, span, metrics); then its
+ * outcome is read back the program's way: the handler's own value for a success, and the handler's (or its
+ * permission preview's) typed error as itself for a `ToolFailure` made of it. Any other `ToolError` is the error.
+ *
+ * The handler and the preview are observed through a copy of the kernel made for this call, so nothing is added
+ * to the path every other call takes.
+ */
+export const callTyped = (
+  kernel: Kernel,
+  parameters: unknown,
+  options: {
+    readonly id?: string | undefined
+    readonly timeout?: Duration.Duration | undefined
+    readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  }
+): Effect.Effect<unknown, unknown, any> =>
+  Effect.suspend(() => {
+    let value: Option.Option<unknown> = Option.none()
+    let failure: Option.Option<unknown> = Option.none()
+    const observe = <A, E, R>(effect: Effect.Effect<A, E, R>, keep: boolean): Effect.Effect<A, E, R> =>
+      Effect.onExit(effect, (exit) =>
+        Effect.sync(() => {
+          if (Exit.isSuccess(exit)) {
+            if (keep) value = Option.some(exit.value)
+          } else {
+            failure = Cause.failureOption(exit.cause)
+          }
+        }))
+    const spec = kernel.permission
+    const observed: Kernel = {
+      ...kernel,
+      handle: (params) => observe(kernel.handle(params), true),
+      permission: spec?.preview === undefined ? spec : {
+        ...spec,
+        preview: (params) => observe(spec.preview!(params), false)
+      }
+    }
+    const call: ToolCall = {
+      id: options.id ?? `call_${randomUUID()}`,
+      name: kernel.name,
+      arguments: kernel.encode(parameters)
+    }
+    return Effect.flatMap(execute(observed, call, options), (outcome) => {
+      if (Either.isRight(outcome)) return Effect.succeed(Option.getOrElse(value, () => outcome.right))
+      const error = outcome.left
+      if (error._tag === "ToolFailure" && Option.isSome(failure) && failure.value === error.error) {
+        return Effect.fail(error.error)
+      }
+      return Effect.fail(error)
+    })
   })
 
 // ---------------------------------------------------------------------------------------------------------------

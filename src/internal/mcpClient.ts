@@ -273,8 +273,8 @@ export class ChildTransport implements Sdk.Transport {
 // ---------------------------------------------------------------------------------------------------------------
 
 interface Snapshot {
-  readonly tools: ReadonlyArray<Tool.Tool<string>>
-  readonly toolkit: Toolkit.Toolkit<Tool.Tool<string>>
+  readonly tools: ReadonlyArray<Tool.Dynamic>
+  readonly toolkit: Toolkit.Toolkit<Tool.Dynamic>
 }
 
 interface Settings {
@@ -561,7 +561,7 @@ const unusableName = (remote: string, name: string, seen: ReadonlySet<string>): 
  */
 const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.Effect<Snapshot> =>
   Effect.gen(function*() {
-    const tools: Array<Tool.Tool<string>> = []
+    const tools: Array<Tool.Dynamic> = []
     const seen = new Set<string>()
     for (const [i, remote] of listed.entries()) {
       // compiling schemas is synchronous work: the listing's deadline must be able to fire between tools
@@ -588,7 +588,7 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
     return { tools, toolkit: Toolkit.make(...tools) }
   })
 
-const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Tool<string> => {
+const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dynamic => {
   const annotations = annotationsOf(remote)
   const title = remote.title ?? remote.annotations?.title
   const resource = override(session.settings.resource, remote.name, name)

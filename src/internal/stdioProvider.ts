@@ -50,6 +50,7 @@ import * as Process from "./process.js"
 import { reasonOf } from "./reason.js"
 import * as Scheduler from "./scheduler.js"
 import { stderrConsole } from "./stderrConsole.js"
+import { rendersStructured } from "./tool.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // constants and errors
@@ -129,7 +130,8 @@ export const withDirectory: {
 /**
  * An outcome as the `content` of an answer:
  * - `InvalidArguments`: `"Bad arguments: <the problems>"`; every other error: `"Error: <message>"`;
- * - a result with `structured` output that is not a string: that JSON value;
+ * - a result with `structured` output that is not a string, rendered as its JSON: that JSON value (a result
+ *   whose text is something else, shaped by `toModelOutput`, sends its text: that is what the model must read);
  * - a result whose parts are all text (or that has none): the text, parts joined by `\n`, as a JSON string;
  * - any other result (an image, a resource): the array of its content parts, in MCP's shapes.
  */
@@ -144,9 +146,7 @@ export const toContent = (outcome: Outcome): unknown => {
     return ERROR_PREFIX + error.message
   }
   const result = outcome.right
-  if (result.structured !== undefined && result.structured !== null && typeof result.structured !== "string") {
-    return result.structured
-  }
+  if (typeof result.structured !== "string" && rendersStructured(result)) return result.structured
   if (result.content.every((part) => part.type === "text")) return ToolResult.toText(result)
   return result.content
 }

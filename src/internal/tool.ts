@@ -48,6 +48,11 @@ export interface Kernel {
    * model's text and nobody else holds it, so a decoder that would copy it unchanged may hand it over instead.
    */
   readonly decode: (args: Record<string, unknown>, owned?: boolean) => Either.Either<unknown, Array<Problem>>
+  /**
+   * A program's parameters (the decoded side) -> arguments as a model would write them, for `Tool.call`. Never
+   * throws: parameters the schema cannot encode are handed over as they are, for `decode` to refuse.
+   */
+  readonly encode: (params: unknown) => unknown
   readonly handle: (params: unknown) => Effect.Effect<unknown, unknown, any>
   /** Handler output -> result (or a defect, naming the tool, when it cannot be rendered). */
   readonly toResult: (output: unknown, tool: string) => Either.Either<ToolResult.ToolResult, ToolError>
@@ -171,6 +176,26 @@ export const schemaDecoder = (
   }
 }
 
+/**
+ * An encoder for a Schema-backed tool's parameters, compiled on first use (most tools are only ever called by a
+ * model). What does not encode is returned as it is: the decoder then says what is wrong with it, in the words a
+ * model's call would get. Properties the schema does not know are kept, not dropped, so the decoder refuses them
+ * as it refuses a model's.
+ */
+export const parametersEncoder = (schema: Schema.Schema<any, any, never>): (params: unknown) => unknown => {
+  let encode: ((u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>) | undefined
+  return (params) => {
+    encode ??= ParseResult.encodeUnknownEither(schema, { onExcessProperty: "preserve" })
+    try {
+      const encoded = encode(params)
+      return Either.isRight(encoded) ? encoded.right : params
+    } catch {
+      // a transformation that throws, a value too deep: the decoder reports it as it would for a model
+      return params
+    }
+  }
+}
+
 /** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object (`null` read as absent). */
 export const jsonSchemaDecoder = (
   schema: JsonSchema
@@ -267,11 +292,27 @@ export const defect = (tool: string, reason: string, error: unknown): ToolError 
 /** The result of a handler that gave nothing: one for all, as results are immutable values. */
 const emptyResult: Either.Either<ToolResult.ToolResult, ToolError> = Either.right(ToolResult.text(""))
 
-/** Output mapping as DESIGN states: string, ToolResult, content parts, nothing, or JSON. */
+/**
+ * Output mapping as DESIGN states: string, ToolResult, content parts, nothing, or JSON. With `toModelOutput` the
+ * content is what it makes of the handler's value (before encoding) and `structured` the encoded value, by the
+ * same rule (none for a string or nothing), so a result's `structured` has the type `Tool.StructuredOf` says.
+ */
 export const outputMapper = (
-  success: Schema.Schema<any, any, never> | undefined
+  success: Schema.Schema<any, any, never> | undefined,
+  toModelOutput: ((value: unknown) => string | ReadonlyArray<ToolResult.Content>) | undefined
 ): (output: unknown, tool: string) => Either.Either<ToolResult.ToolResult, ToolError> => {
   const encode = success === undefined ? undefined : ParseResult.encodeUnknownEither(success, { errors: "all" })
+  const shaped = (output: unknown, encoded: unknown, tool: string): Either.Either<ToolResult.ToolResult, ToolError> => {
+    let content: string | ReadonlyArray<ToolResult.Content>
+    try {
+      content = toModelOutput!(output)
+    } catch (error) {
+      return Either.left(defect(tool, `shaping the output for the model failed: ${reasonOf(error)}`, error))
+    }
+    const parts = typeof content === "string" ? [{ type: "text" as const, text: content }] : content
+    const structured = typeof encoded === "string" || encoded === null ? undefined : encoded
+    return Either.right(ToolResult.make({ content: parts, structured }))
+  }
   const mapValue = (value: unknown, tool: string): Either.Either<ToolResult.ToolResult, ToolError> => {
     if (typeof value === "string") return Either.right(ToolResult.text(value))
     if (value === undefined || value === null) return emptyResult
@@ -293,7 +334,7 @@ export const outputMapper = (
   }
   return (output, tool) => {
     if (ToolResult.isToolResult(output)) return Either.right(output)
-    if (encode === undefined) return mapValue(output, tool)
+    if (encode === undefined) return toModelOutput === undefined ? mapValue(output, tool) : shaped(output, output, tool)
     let encoded: Either.Either<unknown, ParseResult.ParseIssue>
     try {
       encoded = encode(output)
@@ -309,7 +350,23 @@ export const outputMapper = (
         defect(tool, `output does not match the tool's success schema: ${problems.join("; ")}`, encoded.left)
       )
     }
-    return mapValue(encoded.right, tool)
+    return toModelOutput === undefined ? mapValue(encoded.right, tool) : shaped(output, encoded.right, tool)
+  }
+}
+
+/**
+ * Whether a result's content is its `structured` value as JSON text, one part, as the output rule renders a value:
+ * then an edge that carries one JSON value may send the value instead of the text, and the model reads the same.
+ * A result shaped by `toModelOutput` (or made by hand) reads otherwise, and its text is what the model must get.
+ */
+export const rendersStructured = (result: ToolResult.ToolResult): boolean => {
+  if (result.structured === undefined || result.content.length !== 1) return false
+  const part = result.content[0]
+  if (part.type !== "text") return false
+  try {
+    return JSON.stringify(result.structured) === part.text
+  } catch {
+    return false
   }
 }
 

@@ -23,6 +23,7 @@ import * as Toolkit from "../../Toolkit.js"
 import type { ToolResult } from "../../ToolResult.js"
 import * as ToolSchema from "../../ToolSchema.js"
 import type { Outcome, ToolCall } from "../executor.js"
+import { rendersStructured } from "../tool.js"
 import { fileName, foldOutcome, OPENAI_IMAGE_TYPES, paired, PDF, walk } from "./content.js"
 import { listCalls, reader } from "./shape.js"
 
@@ -57,14 +58,7 @@ const aiToolOf = (tool: Tool.Any): AiTool.Any => {
  * content is exactly its JSON (a provider package sends the value as JSON text, so text would be encoded twice),
  * else the text.
  */
-const resultValue = (result: ToolResult, text: string): unknown => {
-  if (result.structured === undefined || result.content.length !== 1) return text
-  try {
-    return JSON.stringify(result.structured) === text ? result.structured : text
-  } catch {
-    return text
-  }
-}
+const resultValue = (result: ToolResult, text: string): unknown => rendersStructured(result) ? result.structured : text
 
 /** What the model reads of an outcome, and the media that cannot be in a tool-result part. */
 interface Placed {
