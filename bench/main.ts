@@ -22,7 +22,8 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [4], file: "bench/mcp-server.ts" },
   { rows: [5], file: "bench/mcp-client.ts" },
   { rows: [6], file: "bench/memory.ts", nodeFlags: ["--expose-gc"] },
-  { rows: [7], file: "bench/stdio-provider.ts" }
+  { rows: [7], file: "bench/stdio-provider.ts" },
+  { rows: [8], file: "bench/agent.ts" }
 ]
 
 const args = process.argv.slice(2)

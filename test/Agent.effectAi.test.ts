@@ -3,10 +3,12 @@
  * `@effect/ai-anthropic` talking HTTP to a scripted server on 127.0.0.1 (test/providers/scriptedServer.ts),
  * streamed and not.
  */
-import { Prompt } from "@effect/ai"
+import { LanguageModel, Prompt } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Ref, Schedule, Schema, Stream } from "effect"
-import { Agent, Tool, Toolkit } from "../src/index.js"
+import { Chunk, Deferred, Effect, Either, Exit, Fiber, Layer, Ref, Schedule, Schema, Stream } from "effect"
+import { Agent, Executor, Tool, Toolkit, ToolResult } from "../src/index.js"
+import { promptMessage } from "../src/internal/agentLanguageModel.js"
+import { toolMessages } from "../src/internal/providers/promptParts.js"
 import * as ScriptedServer from "./providers/scriptedServer.js"
 
 type Dialect = ScriptedServer.Dialect
@@ -235,4 +237,44 @@ describe("Agent with the @effect/ai LanguageModel", () => {
         expect((error.cause as { readonly _tag: string })._tag).toBe("HttpResponseError")
       }))
   }
+
+  describe("the transcript as a Prompt", () => {
+    it.effect("the messages made directly are what decoding them with Prompt.Message gives", () =>
+      Effect.gen(function*() {
+        const Echo = Tool.make("echo", {
+          description: "Echo",
+          parameters: { value: Schema.Unknown },
+          handler: ({ value }) => Effect.succeed(ToolResult.json(value))
+        })
+        const calls: ReadonlyArray<Executor.ToolCall> = [
+          { id: "1", name: "echo", arguments: { value: { a: [1, 2] } } },
+          { id: "2", name: "echo", arguments: "{" },
+          { id: "3", name: "missing", arguments: {} }
+        ]
+        const outcomes = yield* Executor.run(Toolkit.make(Echo), calls)
+        const messages: ReadonlyArray<Agent.Message> = [
+          { role: "system", content: "Be terse." },
+          { role: "user", content: "hi" },
+          ...toolMessages(calls, outcomes),
+          // the shapes made by decoding, for comparison
+          { role: "user", content: [{ type: "text", text: "parts" }] },
+          { role: "user", content: "with options", options: { openai: { x: 1 } } }
+        ]
+        for (const message of messages) {
+          const made = promptMessage(message)
+          expect(Either.isRight(made)).toBe(true)
+          expect(Either.getOrThrow(made)).toEqual(Schema.decodeUnknownSync(Prompt.Message)(message))
+        }
+      }))
+
+    it.effect("a prompt message that is not a message fails the run as ModelFailed, with the parse error", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Agent.run({
+          toolkit: files().kit,
+          prompt: [{ role: "user", content: 42 } as unknown as Agent.Message]
+        }).pipe(Effect.provide(Layer.succeed(LanguageModel.LanguageModel, undefined as never))))
+        expect(error.reason).toBe("ModelFailed")
+        expect((error.cause as { readonly _tag: string })._tag).toBe("ParseError")
+      }))
+  })
 })

@@ -20,7 +20,6 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { LanguageModelOptions, Message, Model, ModelContext, Turn, Usage } from "../Agent.js"
-import type { ProviderFormatError } from "../ProviderFormat.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as EffectAi from "./providers/effectAi.js"
@@ -35,23 +34,55 @@ const aiToolkitOf = (kit: Toolkit.Toolkit<Tool.Any>): AiToolkit.WithHandler<any>
 
 const decodeMessage = Schema.decodeUnknownEither(Prompt.Message)
 
-/** Messages decoded once each: a message of the transcript is the same object on every step. */
-const decoded = new WeakMap<Message, Prompt.Message>()
+const noOptions = (value: { readonly options?: unknown }): boolean => value.options === undefined
+
+/**
+ * The messages a run makes most, made directly: a prompt's text messages and the loop's own tool messages.
+ * Decoding them with `Prompt.Message` gives the same (a test checks it) at many times the cost, on every run.
+ */
+const direct = (message: Message): Prompt.Message | undefined => {
+  if (!noOptions(message)) return undefined
+  switch (message.role) {
+    case "system":
+      return Prompt.makeMessage("system", { content: message.content })
+    case "user":
+      return typeof message.content === "string"
+        ? Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: message.content })] })
+        : undefined
+    case "tool": {
+      const content: Array<Prompt.ToolResultPart> = []
+      for (const part of message.content) {
+        if (part.type !== "tool-result" || !noOptions(part)) return undefined
+        const { id, isFailure, name, providerExecuted, result } = part
+        content.push(Prompt.makePart("tool-result", { id, name, isFailure, result, providerExecuted }))
+      }
+      return Prompt.makeMessage("tool", { content })
+    }
+    default:
+      return undefined
+  }
+}
+
+/** Messages made once each: a message of the transcript is the same object on every step. */
+const made = new WeakMap<Message, Prompt.Message>()
+
+/** A transcript message as a `Prompt` message; the model's own messages already are. */
+export const promptMessage = (message: Message): Either.Either<Prompt.Message, ParseResult.ParseError> => {
+  if (Prompt.isMessage(message)) return Either.right(message)
+  const known = made.get(message)
+  if (known !== undefined) return Either.right(known)
+  const fast = direct(message)
+  const result = fast === undefined ? decodeMessage(message) : Either.right(fast)
+  if (Either.isRight(result)) made.set(message, result.right)
+  return result
+}
 
 const promptOf = (transcript: ReadonlyArray<Message>): Either.Either<Prompt.Prompt, ParseResult.ParseError> => {
   const messages: Array<Prompt.Message> = []
   for (const message of transcript) {
-    if (Prompt.isMessage(message)) {
-      messages.push(message)
-      continue
-    }
-    let made = decoded.get(message)
-    if (made === undefined) {
-      const result = decodeMessage(message)
-      if (Either.isLeft(result)) return Either.left(result.left)
-      decoded.set(message, made = result.right)
-    }
-    messages.push(made)
+    const result = promptMessage(message)
+    if (Either.isLeft(result)) return Either.left(result.left)
+    messages.push(result.right)
   }
   return Either.right(Prompt.fromMessages(messages))
 }
@@ -71,18 +102,19 @@ const usageOf = (usage: Response.Usage | undefined): Usage | undefined => {
 const emptyAssistant = Prompt.makeMessage("assistant", { content: [] })
 
 /** A response's parts (whole or streamed) as the loop's turn: its calls, its assistant message and text. */
-const turnOf = (
-  parts: ReadonlyArray<Response.AnyPart>,
-  usage: Response.Usage | undefined
-): Either.Either<Turn, ProviderFormatError> =>
-  Either.map(EffectAi.calls(parts), (calls): Turn => {
-    const message = Prompt.fromResponseParts(parts).content.find((m) => m.role === "assistant") ?? emptyAssistant
-    let text = ""
-    if (message.role === "assistant") {
-      for (const part of message.content) if (part.type === "text") text += part.text
-    }
-    return { text, calls, usage: usageOf(usage), message: message as Prompt.AssistantMessage }
-  })
+const turnOf = (parts: ReadonlyArray<Response.AnyPart>, usage: Response.Usage | undefined): Turn => {
+  const message = Prompt.fromResponseParts(parts).content.find((m) => m.role === "assistant") ?? emptyAssistant
+  let text = ""
+  if (message.role === "assistant") {
+    for (const part of message.content) if (part.type === "text") text += part.text
+  }
+  return {
+    text,
+    calls: EffectAi.callsOfParts(parts),
+    usage: usageOf(usage),
+    message: message as Prompt.AssistantMessage
+  }
+}
 
 export const make = (options: LanguageModelOptions | undefined): Model<LanguageModel.LanguageModel> =>
 (
@@ -92,7 +124,7 @@ export const make = (options: LanguageModelOptions | undefined): Model<LanguageM
   Effect.flatMap(promptOf(transcript), (prompt) => {
     const request = { prompt, toolkit: aiToolkitOf(context.toolkit), disableToolCallResolution: true } as const
     if (!(options?.stream ?? context.streaming)) {
-      return Effect.flatMap(LanguageModel.generateText(request), (response) => turnOf(response.content, response.usage))
+      return Effect.map(LanguageModel.generateText(request), (response) => turnOf(response.content, response.usage))
     }
     return Effect.suspend(() => {
       const parts: Array<Response.AnyPart> = []
@@ -104,7 +136,7 @@ export const make = (options: LanguageModelOptions | undefined): Model<LanguageM
           if (part.type === "finish") usage = part.usage
           return Effect.void
         }),
-        Effect.flatMap(() => turnOf(parts, usage))
+        Effect.map(() => turnOf(parts, usage))
       )
     })
   })

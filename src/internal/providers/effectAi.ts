@@ -92,6 +92,9 @@ export const toolkit = <T extends Tool.Any>(
 
 const read = reader("effectAi")
 
+/** The calls the provider ran itself, whose results came with the response: not ours to run. */
+const ranByProvider = (part: { readonly providerExecuted?: unknown }): boolean => part.providerExecuted === true
+
 export const calls: (
   response: { readonly content: ReadonlyArray<Response.AnyPart> } | ReadonlyArray<Response.AnyPart>
 ) => Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> = listCalls(read, {
@@ -102,8 +105,22 @@ export const calls: (
   id: "id",
   arguments: "params",
   argumentsExpected: "the parameters",
-  skip: (part) => part.providerExecuted === true
+  skip: ranByProvider
 })
+
+/**
+ * The calls of parts @effect/ai has decoded itself (what `generateText` and `streamText` give): the same as
+ * {@link calls}, without checking a shape the decoding already guarantees (the agent loop's hot path).
+ */
+export const callsOfParts = (parts: ReadonlyArray<Response.AnyPart>): Array<ToolCall> => {
+  const out: Array<ToolCall> = []
+  for (const part of parts) {
+    if (part.type === "tool-call" && !ranByProvider(part)) {
+      out.push({ id: part.id, name: part.name, arguments: part.params })
+    }
+  }
+  return out
+}
 
 export const results = (calls: ReadonlyArray<ToolCall>, outcomes: ReadonlyArray<Outcome>): Prompt.Prompt => {
   const toolParts: Array<Prompt.ToolResultPart> = []
