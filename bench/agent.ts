@@ -11,7 +11,7 @@
  *   `EffectAi.toolkit` of ours for ours (what the loop asks with).
  * The row's ratio (8a) is the loop's own overhead over @effect/ai's: (ours - our floor) / (@effect/ai - its floor).
  * 8b measures the loop's work alone, without a LanguageModel (a plain-function model answering the same turn), as
- * a check on 8a's differences; 8c compares the whole steps.
+ * a check on 8a's differences, and 8c the executor's part of it (the batch alone); 8d compares the whole steps.
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as AiTool from "@effect/ai/Tool"
@@ -22,6 +22,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Agent from "../src/Agent.js"
 import * as EffectAi from "../src/EffectAi.js"
+import * as Executor from "../src/Executor.js"
 import * as Tool from "../src/Tool.js"
 import * as Toolkit from "../src/Toolkit.js"
 import type { Line } from "./harness.js"
@@ -72,12 +73,13 @@ const provided = <A, E>(effect: Effect.Effect<A, E, LanguageModel.LanguageModel>
 
 const oursStep = provided(Agent.run({ toolkit: ours, prompt: PROMPT, maxSteps: 1 }))
 // the loop alone: the same turn from a plain-function model, no LanguageModel
-const turn: Agent.Turn = {
-  calls: parts.flatMap((part) =>
-    part.type === "tool-call" ? [{ id: part.id, name: part.name, arguments: part.params }] : []
-  )
-}
+const calls = parts.flatMap((part) =>
+  part.type === "tool-call" ? [{ id: part.id, name: part.name, arguments: part.params }] : []
+)
+const turn: Agent.Turn = { calls }
 const plainStep = Agent.run({ toolkit: ours, prompt: PROMPT, maxSteps: 1, model: () => Effect.succeed(turn) })
+// and the batch alone, what the executor costs of it
+const batchStep = Executor.run(ours, calls)
 const theirsStep = provided(LanguageModel.generateText({ prompt: PROMPT, toolkit: aiKit }))
 const floorStep = provided(
   LanguageModel.generateText({ prompt: PROMPT, toolkit: aiKit, disableToolCallResolution: true })
@@ -88,13 +90,27 @@ const oursFloorStep = provided(
 )
 
 /**
- * The figures the row compares are differences of steps many times larger than them (the floor is most of a step:
- * @effect/ai builds and runs a response decoder on every request, and the garbage it makes costs a third of the
- * time, collected in whichever step the heap fills). So the variants are interleaved step by step (A B C D,
- * B C D A, ...), each step is timed on its own, and a round's figure for a difference is the median over its steps
- * of the per-step difference (ours minus our floor, in the same group of four): a collection or a change in the
- * machine's load lands in one step and moves that step's difference, not the median.
+ * The figures the row compares are differences of steps many times larger than them (the request is most of a
+ * step: @effect/ai builds and runs a response decoder on every request, and the garbage it makes costs a third of
+ * the time), so:
+ * - the variants are interleaved step by step (A B C D E, B C D E A, ...) and each step is timed on its own; a
+ *   round's figure for a difference is the median over its steps of the per-step difference (ours minus our floor
+ *   in the same group), so a collection or a change in the machine's load moves one step's difference, not the
+ *   median;
+ * - every timed step starts in the same state: right after an untimed @effect/ai request (and what it left
+ *   scheduled). Whatever follows a request runs slower (its caches are cold, the request's leftovers run), and
+ *   without this the variant that happens to follow a request in the rotation pays for it: measured, 0.3 ms of a
+ *   0.06 ms step. In a real loop the calls follow the request too, which is what each step now measures.
  */
+const reset = floorStep
+
+/**
+ * Waits until what a step left scheduled has run (a request ends its span and closes its scope after its result
+ * is handed over): inside the step's own time, so the step after it does not pay for it. Every variant pays the
+ * one wait, which the differences cancel.
+ */
+const drain = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 interface Round {
   /** Per step, each variant's time in milliseconds. */
   readonly times: Record<string, Array<number>>
@@ -111,8 +127,11 @@ const measure = async (
     for (let step = 0; step < STEPS; step++) {
       for (let k = 0; k < labels.length; k++) {
         const label = labels[(step + k) % labels.length]
+        await Effect.runPromise(reset)
+        await drain()
         const start = performance.now()
         await Effect.runPromise(variants[label])
+        await drain()
         times[label].push(performance.now() - start)
       }
     }
@@ -149,7 +168,14 @@ const check = async () => {
 const main = async () => {
   await check()
   const rounds = await measure(
-    { ours: oursStep, oursFloor: oursFloorStep, theirs: theirsStep, floor: floorStep, plain: plainStep },
+    {
+      ours: oursStep,
+      oursFloor: oursFloorStep,
+      theirs: theirsStep,
+      floor: floorStep,
+      plain: plainStep,
+      batch: batchStep
+    },
     plan({ warmup: 2, rounds: 7 })
   )
   const oursOverhead = rounds.map((round) => medianDifference(round, "ours", "oursFloor"))
@@ -158,6 +184,7 @@ const main = async () => {
   const perStep = (label: string) => micros(median(rounds.map((round) => median(round.times[label]))))
   const overhead = ratioOf(oursOverhead, theirsOverhead)
   const direct = ratioOf(plainLoop, theirsOverhead)
+  const batch = ratioOf(rounds.map((round) => median(round.times.batch)), theirsOverhead)
   const whole = ratioOf(
     rounds.map((round) => total(round.times.ours)),
     rounds.map((round) => total(round.times.theirs))
@@ -186,6 +213,15 @@ const main = async () => {
     },
     {
       id: "8c",
+      what: "of which the executor: the step's batch alone (`Executor.run` of the 8 calls); for information",
+      figure: `${perStep("batch")}/step`,
+      baseline: `@effect/ai resolution ${micros(median(theirsOverhead))}/step`,
+      ...batch,
+      target: "-",
+      met: null
+    },
+    {
+      id: "8d",
       what: "the same step, whole (request included); for information",
       figure: `${perStep("ours")}/step`,
       baseline: `@effect/ai ${perStep("theirs")}/step`,
