@@ -269,10 +269,12 @@ describe("Agent with the @effect/ai LanguageModel", () => {
 
     it.effect("a prompt message that is not a message fails the run as ModelFailed, with the parse error", () =>
       Effect.gen(function*() {
-        const error = yield* Effect.flip(Agent.run({
-          toolkit: files().kit,
-          prompt: [{ role: "user", content: 42 } as unknown as Agent.Message]
-        }).pipe(Effect.provide(Layer.succeed(LanguageModel.LanguageModel, undefined as never))))
+        const error = yield* Effect.flip(
+          Agent.run({
+            toolkit: files().kit,
+            prompt: [{ role: "user", content: 42 } as unknown as Agent.Message]
+          }).pipe(Effect.provide(Layer.succeed(LanguageModel.LanguageModel, undefined as never)))
+        )
         expect(error.reason).toBe("ModelFailed")
         expect((error.cause as { readonly _tag: string })._tag).toBe("ParseError")
       }))

@@ -539,6 +539,31 @@ describe("Agent", () => {
         ])
       }))
 
+    it.scopedLive("a consumer that falls behind holds the run: events are never buffered without bound", () =>
+      Effect.gen(function*() {
+        let sent = 0
+        const model: Agent.Model = (_, { textDelta }) =>
+          Effect.as(
+            Effect.repeatN(
+              Effect.suspend(() => Effect.zipRight(textDelta("x"), Effect.sync(() => void sent++))),
+              9_999
+            ),
+            { text: "done" }
+          )
+        const pull = yield* Stream.toPull(Agent.stream({ toolkit: Toolkit.make(Done), prompt: "go", model }))
+        yield* pull
+        yield* Effect.sleep("200 millis")
+        // the model waits for room: it has sent what the buffer holds (and the chunk taken), not all 10,000
+        expect(sent).toBeLessThan(3 * 1024)
+        let received = 0
+        while (received < 10_000) {
+          const chunk = yield* pull
+          received += Chunk.toReadonlyArray(chunk).filter((event) => event._tag === "TextDelta").length
+          if (Chunk.toReadonlyArray(chunk).some((event) => event._tag === "RunFinished")) break
+        }
+        expect(sent).toBe(10_000)
+      }))
+
     it.effect("under Agent.run the model is told nobody streams, and its text deltas go nowhere", () =>
       Effect.gen(function*() {
         const flags: Array<boolean> = []
