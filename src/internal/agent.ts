@@ -3,9 +3,9 @@
  *
  * A run is a {@link Run}: its transcript, its steps so far, and a state that is one of three: `Asking` (step `n`'s
  * model request is next), `Running` (step `n`'s model answered with calls, which run next as one batch) or
- * `Stopped` (with its reason). Each transition is one Effect: `ask` requests the model and appends its assistant
- * message; `execute` runs the calls and appends their outcomes; both end in `finishStep`, which records the step
- * and decides what comes next. Everything a step is (the model's `Response`, the calls, the outcomes) is plain
+ * `Stopped` (with its reason). `ask` requests the model and appends its assistant message; `execute` runs the
+ * calls and appends their outcomes; both end in `finishStep`, which records the step and decides the next state
+ * (`decide`, a pure function of the steps), and go on with it. Everything a step is (the model's `Response`, the calls, the outcomes) is plain
  * data on the step record, and the transcript is always the prompt followed by each step's message and outcomes,
  * so a run can be rebuilt from its prompt and its steps: what a journal records, and replays instead of asking
  * again.
@@ -200,51 +200,81 @@ class Run {
 
   /** From the first step to the end. */
   get loop(): Effect.Effect<Result, AgentError, any> {
-    const go = (state: State): Effect.Effect<Result, AgentError, any> =>
-      state._tag === "Stopped" ? Effect.sync(() => this.result(state.reason)) : Effect.flatMap(this.next(state), go)
+    const go = (state: State): Effect.Effect<Result, AgentError, any> => {
+      switch (state._tag) {
+        case "Asking":
+          return this.ask(state.step, go)
+        case "Running":
+          return this.execute(state.step, state.response, go)
+        case "Stopped":
+          return Effect.succeed(this.result(state.reason))
+      }
+    }
     return go({ _tag: "Asking", step: 0 })
   }
 
-  next(state: Exclude<State, { readonly _tag: "Stopped" }>): Effect.Effect<State, AgentError, any> {
-    return state._tag === "Asking" ? this.ask(state.step) : this.execute(state.step, state.response)
-  }
-
-  /** Asks the model for step `step`, appends its message; a response without calls finishes the run. */
-  ask(step: number): Effect.Effect<State, AgentError, any> {
+  /**
+   * Asks the model for step `step` and appends its message, then goes on with `next` (a response without calls
+   * has finished the run). The transitions take what comes next rather than give an Effect of the next state:
+   * a step is then a handful of Effects, which matters right after a model request, when every line runs cold.
+   */
+  ask<A, E, R>(step: number, next: (state: State) => Effect.Effect<A, E, R>): Effect.Effect<A, E | AgentError, any> {
     const { config, sink } = this
-    const steps = this.steps
     const context: ModelContext = {
       step,
-      steps,
+      steps: this.steps,
       toolkit: config.toolkit,
       streaming: sink !== undefined,
       textDelta: sink === undefined ? noText : (delta) => sink.offer({ _tag: "TextDelta", step, delta })
     }
-    let request: Effect.Effect<Turn, AgentError, any> = Effect.mapError(
-      Effect.suspend(() => config.model(this.transcript, context)),
-      (cause) => this.error(step, { reason: "ModelFailed", cause })
-    )
-    const timeout = config.modelTimeout
-    if (timeout !== undefined) {
-      request = Effect.timeoutFail(request, {
-        duration: timeout,
-        onTimeout: () => this.error(step, { reason: "ModelTimeout", timeout })
-      })
-    }
-    const answered = Effect.flatMap(request, (turn) => {
+    const request = Effect.suspend(() => config.model(this.transcript, context))
+    const answered = (turn: Turn): Effect.Effect<A, E, R> => {
       const response = responseOf(turn)
       this.transcript = [...this.transcript, response.message]
-      const next = response.calls.length === 0
-        ? this.finishStep(step, response, [])
-        : Effect.succeed<State>({ _tag: "Running", step, response })
-      return sink === undefined ? next : Effect.zipRight(sink.offer({ _tag: "ModelResponded", step, response }), next)
-    })
-    return sink === undefined ? answered : Effect.zipRight(sink.offer({ _tag: "StepStarted", step }), answered)
+      if (response.calls.length > 0) {
+        const running: State = { _tag: "Running", step, response }
+        return sink === undefined
+          ? next(running)
+          : Effect.zipRight(sink.offer({ _tag: "ModelResponded", step, response }), next(running))
+      }
+      const record = this.finishStep(step, response, [])
+      return sink === undefined ? next(record.state) : Effect.zipRight(
+        Effect.zipRight(
+          sink.offer({ _tag: "ModelResponded", step, response }),
+          sink.offer({ _tag: "StepFinished", step: record.step })
+        ),
+        next(record.state)
+      )
+    }
+    const timeout = config.modelTimeout
+    const asked = timeout === undefined
+      ? Effect.matchEffect(request, {
+        onFailure: (cause) => Effect.fail(this.error(step, { reason: "ModelFailed", cause })),
+        onSuccess: answered
+      })
+      : Effect.flatMap(
+        Effect.timeoutFail(Effect.mapError(request, (cause) => this.error(step, { reason: "ModelFailed", cause })), {
+          duration: timeout,
+          onTimeout: () => this.error(step, { reason: "ModelTimeout", timeout })
+        }),
+        answered
+      )
+    return sink === undefined ? asked : Effect.zipRight(sink.offer({ _tag: "StepStarted", step }), asked)
   }
 
-  /** Runs step `step`'s calls as one batch and appends their outcomes. */
-  execute(step: number, response: Response): Effect.Effect<State, never, any> {
-    return Effect.flatMap(this.batch(step, response.calls), (outcomes) => this.finishStep(step, response, outcomes))
+  /** Runs step `step`'s calls as one batch, appends their outcomes, and goes on with `next`. */
+  execute<A, E, R>(
+    step: number,
+    response: Response,
+    next: (state: State) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, any> {
+    const { sink } = this
+    return Effect.flatMap(this.batch(step, response.calls), (outcomes) => {
+      const record = this.finishStep(step, response, outcomes)
+      return sink === undefined
+        ? next(record.state)
+        : Effect.zipRight(sink.offer({ _tag: "StepFinished", step: record.step }), next(record.state))
+    })
   }
 
   batch(
@@ -271,15 +301,15 @@ class Run {
   }
 
   /** Records the step, appends its outcomes, and decides what comes next. */
-  finishStep(step: number, response: Response, outcomes: ReadonlyArray<Executor.Outcome>): Effect.Effect<State> {
+  finishStep(
+    step: number,
+    response: Response,
+    outcomes: ReadonlyArray<Executor.Outcome>
+  ): { readonly step: Step; readonly state: State } {
     const record: Step = { index: step, response, outcomes }
     this.steps = [...this.steps, record]
     if (outcomes.length > 0) this.transcript = [...this.transcript, ...toolMessages(response.calls, outcomes)]
-    const state = this.decide(step, outcomes)
-    const { sink } = this
-    return sink === undefined
-      ? Effect.succeed(state)
-      : Effect.as(sink.offer({ _tag: "StepFinished", step: record }), state)
+    return { step: record, state: this.decide(step, outcomes) }
   }
 
   /** After a step: the first stop condition that holds, else the next request. */
