@@ -174,7 +174,14 @@ const responseOf = (turn: Turn): Response => {
   }
 }
 
-const USAGE_FIELDS = ["inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cachedInputTokens"] as const
+/** The token counts a `Usage` has. */
+export const USAGE_FIELDS = [
+  "inputTokens",
+  "outputTokens",
+  "totalTokens",
+  "reasoningTokens",
+  "cachedInputTokens"
+] as const
 
 /** Each field summed over the steps that reported it. */
 const totalUsage = (steps: ReadonlyArray<Step>): Usage => {

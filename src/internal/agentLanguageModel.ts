@@ -22,6 +22,7 @@ import * as Stream from "effect/Stream"
 import type { LanguageModelOptions, Message, Model, ModelContext, Turn, Usage } from "../Agent.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
+import { USAGE_FIELDS } from "./agent.js"
 import * as EffectAi from "./providers/effectAi.js"
 
 const aiToolkits = new WeakMap<Toolkit.Toolkit<Tool.Any>, AiToolkit.WithHandler<any>>()
@@ -86,8 +87,6 @@ const promptOf = (transcript: ReadonlyArray<Message>): Either.Either<Prompt.Prom
   }
   return Either.right(Prompt.fromMessages(messages))
 }
-
-const USAGE_FIELDS = ["inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cachedInputTokens"] as const
 
 const usageOf = (usage: Response.Usage | undefined): Usage | undefined => {
   if (usage === undefined) return undefined
