@@ -1,9 +1,11 @@
 /**
  * The example of README.md, run (see ./examples.ts for how the page and this file are kept the same).
  */
+import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
-import { Executor, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import { Config, Console, Effect, Either, Layer, Schema } from "effect"
+import { Agent, Executor, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import { checkExamples } from "./examples.js"
 
 // #region quick-start
@@ -58,6 +60,30 @@ const readme = Toolkit.call(files, "read_file", { path: "README.md" }).pipe(
 // => "(README.md is missing)"
 // #endregion
 
+// #region agent
+const CityWeather = Tool.make("get_weather", {
+  description: "The current weather in a city",
+  parameters: { city: Schema.String },
+  handler: ({ city }) => Effect.succeed(`Sunny, 22 °C in ${city}`)
+})
+
+const OpenAi = OpenAiLanguageModel.layer({ model: "gpt-4.1" }).pipe(
+  Layer.provide(OpenAiClient.layerConfig({ apiKey: Config.redacted("OPENAI_API_KEY") })),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+const agent = Agent.run({
+  toolkit: Toolkit.make(CityWeather),
+  prompt: "What's the weather in Paris and Bogotá?",
+  maxSteps: 5
+}).pipe(
+  Effect.flatMap((result) => Console.log(result.text)),
+  Effect.provide(OpenAi)
+)
+
+// Effect.runPromise(agent)
+// #endregion
+
 describe("README.md", () => {
   it("shows the example exactly as this file runs it", () =>
     checkExamples(new URL("../README.md", import.meta.url), new URL("./readme.test.ts", import.meta.url)))
@@ -70,6 +96,12 @@ describe("README.md", () => {
       ])
       expect(tools[0].function.name).toBe("get_weather")
     }))
+
+  it("the agent loop is an Effect that needs nothing but what the OpenAI layer gives", () => {
+    // it is not run here (it asks OpenAI); docs/agent.md runs the same loop against a local OpenAI-shaped server
+    const needs: Effect.Effect<void, unknown, never> = agent
+    expect(Effect.isEffect(needs)).toBe(true)
+  })
 
   it.effect("the typed pipeline handles the tool's own failure and keeps the rest typed", () =>
     Effect.gen(function*() {

@@ -8,11 +8,14 @@
  * ```
  *
  * `EffectAi` (the `@effect/ai` bridge) is a subpath only, `effect-agent-tools/EffectAi`: `@effect/ai` is an
- * optional peer dependency, and exporting it here would load it for everyone.
+ * optional peer dependency, and exporting it here would load it for everyone. `Agent` is here: its default model,
+ * the @effect/ai `LanguageModel`, is loaded only when a run without a model of its own first asks it.
  *
  * @since 0.1.0
  */
 
+/** @since 0.1.0 */
+export * as Agent from "./Agent.js"
 /** @since 0.1.0 */
 export * as Anthropic from "./Anthropic.js"
 /** @since 0.1.0 */

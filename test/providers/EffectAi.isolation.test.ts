@@ -1,7 +1,9 @@
 /**
  * `@effect/ai` is an optional peer: the root module, and every module it reaches, must load without it. The rule
  * is kept by reading the import graph, not by memory: from src/index.ts, every relative import is followed, and
- * no module reached may import @effect/ai; across src, only the EffectAi module and its internal file do.
+ * no module reached may import @effect/ai; across src, only the EffectAi module's internal file and the agent's
+ * @effect/ai model (loaded by a dynamic `import()` when a run first asks it) do at run time, and the EffectAi and
+ * Agent modules for their types.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -43,13 +45,27 @@ describe("@effect/ai stays optional", () => {
     expect(offenders.map((file) => path.relative(src, file))).toEqual([])
   })
 
-  it("only the EffectAi module and its internal file import it", () => {
-    const importers = allFiles(src).filter((file) =>
-      /from\s+["']@effect\/ai(\/[^"']*)?["']/.test(fs.readFileSync(file, "utf8"))
-    )
-    expect(importers.map((file) => path.relative(src, file)).sort()).toEqual([
-      "EffectAi.ts",
+  const importersOf = (pattern: RegExp): ReadonlyArray<string> =>
+    allFiles(src).filter((file) => pattern.test(fs.readFileSync(file, "utf8"))).map((file) => path.relative(src, file))
+      .sort()
+
+  it("only the EffectAi module's internal file and the agent's @effect/ai model import it at run time", () => {
+    expect(importersOf(/^import (?!type )[^"']*from\s+["']@effect\/ai(\/[^"']*)?["']/m)).toEqual([
+      path.join("internal", "agentLanguageModel.ts"),
       path.join("internal", "providers", "effectAi.ts")
     ])
+    expect(importersOf(/^import type [^"']*from\s+["']@effect\/ai(\/[^"']*)?["']/m)).toEqual([
+      "Agent.ts",
+      "EffectAi.ts",
+      path.join("internal", "agentLanguageModel.ts"),
+      path.join("internal", "providers", "effectAi.ts")
+    ])
+  })
+
+  it("the agent's @effect/ai model is reached from the root only by a dynamic import, when a run needs it", () => {
+    const files = reachable(path.join(src, "index.ts"))
+    expect(files).toContain(path.join(src, "internal", "agent.ts"))
+    expect(files).not.toContain(path.join(src, "internal", "agentLanguageModel.ts"))
+    expect(importersOf(/import\("\.\/agentLanguageModel\.js"\)/)).toEqual([path.join("internal", "agent.ts")])
   })
 })

@@ -11,7 +11,6 @@ import * as AiTool from "@effect/ai/Tool"
 import type * as AiToolkit from "@effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -20,11 +19,11 @@ import type { ProviderFormatError } from "../../ProviderFormat.js"
 import * as Tool from "../../Tool.js"
 import { toModelText, ToolNotFound } from "../../ToolError.js"
 import * as Toolkit from "../../Toolkit.js"
-import type { ToolResult } from "../../ToolResult.js"
 import * as ToolSchema from "../../ToolSchema.js"
 import type { Outcome, ToolCall } from "../executor.js"
-import { rendersStructured } from "../tool.js"
-import { fileName, foldOutcome, OPENAI_IMAGE_TYPES, paired, PDF, walk } from "./content.js"
+import { paired } from "./content.js"
+import type { MakeFile } from "./promptParts.js"
+import { mediaLabel, placed } from "./promptParts.js"
 import { listCalls, reader } from "./shape.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -53,54 +52,8 @@ const aiToolOf = (tool: Tool.Any): AiTool.Any => {
   return made
 }
 
-/**
- * What the model reads of a result, as the one JSON value a tool-result part holds: the structured value when the
- * content is exactly its JSON (a provider package sends the value as JSON text, so text would be encoded twice),
- * else the text.
- */
-const resultValue = (result: ToolResult, text: string): unknown => rendersStructured(result) ? result.structured : text
-
-/** What the model reads of an outcome, and the media that cannot be in a tool-result part. */
-interface Placed {
-  readonly isFailure: boolean
-  readonly result: unknown
-  readonly media: ReadonlyArray<Prompt.FilePart>
-}
-
-/** Why `toolkit`'s path shows no media: @effect/ai resolves a call to one JSON value, with no message to add. */
-const NO_MEDIA = "@effect/ai's own tool call resolution carries JSON only (EffectAi.results carries media)"
-
-/** An outcome as @effect/ai carries it; `withMedia` says whether media can follow in a user message. */
-const placed = (outcome: Outcome, withMedia: boolean): Placed =>
-  foldOutcome(outcome, (text): Placed => ({ isFailure: true, result: text, media: [] }), (pieces, result): Placed => {
-    const texts: Array<string> = []
-    const media: Array<Prompt.FilePart> = []
-    const file = (mediaType: string, data: string, name: string | undefined): true | string => {
-      if (!withMedia) return NO_MEDIA
-      const bytes = Encoding.decodeBase64(data)
-      if (Either.isLeft(bytes)) return "its data is not base64"
-      media.push(Prompt.filePart({ mediaType, data: bytes.right, ...(name === undefined ? {} : { fileName: name }) }))
-      return true
-    }
-    walk(pieces, (text) => texts.push(text), {
-      media: (piece) => {
-        switch (piece._tag) {
-          case "Image":
-            return OPENAI_IMAGE_TYPES.has(piece.mimeType)
-              ? file(piece.mimeType, piece.data, undefined)
-              : "@effect/ai's provider packages take png, jpeg, gif or webp images"
-          case "Audio":
-            return "@effect/ai's provider packages take images and PDF files"
-          case "File":
-            return piece.mimeType === PDF
-              ? file(PDF, piece.data, fileName(piece.uri))
-              : "@effect/ai's provider packages take PDF files"
-        }
-      }
-    })
-    const text = texts.join("\n")
-    return { isFailure: false, result: resultValue(result, text), media }
-  })
+const promptFile: MakeFile<Prompt.FilePart> = (mediaType, data, name) =>
+  Prompt.filePart({ mediaType, data, ...(name === undefined ? {} : { fileName: name }) })
 
 export const toolkit = <T extends Tool.Any>(
   kit: Toolkit.Toolkit<T>,
@@ -126,7 +79,7 @@ export const toolkit = <T extends Tool.Any>(
     // @effect/ai hands a handler no call id: the call gets one of its own
     const id = `effect-ai-call-${++calls}`
     return Effect.map(Tool.execute(tool.value, { id, arguments: params }, { timeout }), (outcome) => {
-      const { isFailure, result } = placed(outcome, false)
+      const { isFailure, result } = placed(outcome, undefined)
       return { isFailure, result, encodedResult: result }
     })
   }
@@ -139,6 +92,9 @@ export const toolkit = <T extends Tool.Any>(
 
 const read = reader("effectAi")
 
+/** The calls the provider ran itself, whose results came with the response: not ours to run. */
+const ranByProvider = (part: { readonly providerExecuted?: unknown }): boolean => part.providerExecuted === true
+
 export const calls: (
   response: { readonly content: ReadonlyArray<Response.AnyPart> } | ReadonlyArray<Response.AnyPart>
 ) => Either.Either<ReadonlyArray<ToolCall>, ProviderFormatError> = listCalls(read, {
@@ -149,18 +105,32 @@ export const calls: (
   id: "id",
   arguments: "params",
   argumentsExpected: "the parameters",
-  skip: (part) => part.providerExecuted === true
+  skip: ranByProvider
 })
+
+/**
+ * The calls of parts @effect/ai has decoded itself (what `generateText` and `streamText` give): the same as
+ * {@link calls}, without checking a shape the decoding already guarantees (the agent loop's hot path).
+ */
+export const callsOfParts = (parts: ReadonlyArray<Response.AnyPart>): Array<ToolCall> => {
+  const out: Array<ToolCall> = []
+  for (const part of parts) {
+    if (part.type === "tool-call" && !ranByProvider(part)) {
+      out.push({ id: part.id, name: part.name, arguments: part.params })
+    }
+  }
+  return out
+}
 
 export const results = (calls: ReadonlyArray<ToolCall>, outcomes: ReadonlyArray<Outcome>): Prompt.Prompt => {
   const toolParts: Array<Prompt.ToolResultPart> = []
   const userParts: Array<Prompt.UserMessagePart> = []
   for (const [call, outcome] of paired(calls, outcomes)) {
-    const { isFailure, media, result } = placed(outcome, true)
+    const { isFailure, media, result } = placed(outcome, promptFile)
     toolParts.push(
       Prompt.toolResultPart({ id: call.id, name: call.name, isFailure, result, providerExecuted: false })
     )
-    if (media.length > 0) userParts.push(Prompt.textPart({ text: `[call ${call.id}]` }), ...media)
+    if (media.length > 0) userParts.push(Prompt.textPart({ text: mediaLabel(call) }), ...media)
   }
   const messages: Array<Prompt.Message> = []
   if (toolParts.length > 0) messages.push(Prompt.toolMessage({ content: toolParts }))
