@@ -142,11 +142,11 @@ export class Installed extends Context.Reference<Installed>()("effect-agent-tool
  * @since 0.1.0
  * @category layers
  */
-export const layer = (...middleware: ReadonlyArray<Middleware>): Layer.Layer<never> =>
+export const layer = (...middleware: ReadonlyArray<Middleware>): Layer.Layer<Installed> =>
   Layer.effect(
     Installed,
     Effect.map(Installed, (outer) => outer.length === 0 ? middleware : [...outer, ...middleware])
-  ) as Layer.Layer<never>
+  )
 
 /**
  * Logs every call it wraps once it is over, with `Effect.log` at `Info` for a success, `Warning` for an error and
