@@ -24,6 +24,7 @@ import {
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as nodePath from "node:path"
+import { expectTypeOf } from "vitest"
 import {
   Executor,
   McpClient,
@@ -250,9 +251,10 @@ describe("Middleware", () => {
         const audit: Middleware.Middleware<Audit> = (call, next) =>
           Effect.zipRight(Effect.flatMap(Audit, (lines) => Effect.sync(() => lines.push(call.id))), next)
         const lines: Array<string> = []
-        yield* Executor.run(Toolkit.make(echoing([])), [echoCall("1"), echoCall("2")], { middleware: [audit] }).pipe(
-          Effect.provideService(Audit, lines)
-        )
+        const batch = Executor.run(Toolkit.make(echoing([])), [echoCall("1"), echoCall("2")], { middleware: [audit] })
+        // what the middleware needs, the batch needs
+        expectTypeOf<Effect.Effect.Context<typeof batch>>().toEqualTypeOf<Audit>()
+        yield* batch.pipe(Effect.provideService(Audit, lines))
         expect(lines).toEqual(["1", "2"])
       }))
   })

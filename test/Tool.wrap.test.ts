@@ -215,34 +215,26 @@ describe("Tool.wrap overrides", () => {
     }))
 })
 
+/** The type of a tool like `Full` that needs `R`. */
+type LikeFull<R> = Tool.Tool<
+  "resize",
+  Tool.Parameters<typeof Full>,
+  Tool.Success<typeof Full>,
+  Tool.Failure<typeof Full>,
+  R,
+  Tool.Structured<typeof Full>
+>
+
 describe("Tool.wrap types", () => {
   it("keeps the six type parameters, adding the wrapper's services", () => {
     const Wrapped = Tool.wrap(Full, (params, next) => next(params))
-    expectTypeOf(Wrapped).toEqualTypeOf<
-      Tool.Tool<
-        "resize",
-        Tool.Parameters<typeof Full>,
-        Tool.Success<typeof Full>,
-        Tool.Failure<typeof Full>,
-        never,
-        Tool.Structured<typeof Full>
-      >
-    >()
+    expectTypeOf(Wrapped).toEqualTypeOf<LikeFull<never>>()
     expectTypeOf<Tool.Parameters<typeof Wrapped>>().toEqualTypeOf<
       { readonly path: string } & { readonly width?: number | undefined }
     >()
     class Clock extends Effect.Tag("Clock")<Clock, { readonly now: Effect.Effect<number> }>() {}
     expectTypeOf(Tool.wrap(Full, (params, next) => Effect.zipRight(Clock.now, next(params))))
-      .toEqualTypeOf<
-        Tool.Tool<
-          "resize",
-          Tool.Parameters<typeof Full>,
-          Tool.Success<typeof Full>,
-          Tool.Failure<typeof Full>,
-          Clock,
-          Tool.Structured<typeof Full>
-        >
-      >()
+      .toEqualTypeOf<LikeFull<Clock>>()
     // it must give what the original gives
     // @ts-expect-error a string is not the original's success
     Tool.wrap(Full, () => Effect.succeed("done"))
