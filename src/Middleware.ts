@@ -121,7 +121,9 @@ export class Installed extends Context.Reference<Installed>()("effect-agent-tool
 /**
  * Installs middleware around every call run with the layer's context, inside what is installed already (the
  * layer reads the context it is built in): `Effect.provide(program, Middleware.layer(a, b))` runs `a` around `b`
- * around each call, all of them inside middleware the host installed further out.
+ * around each call, all of them inside middleware the host installed further out. Give one layer all the
+ * middleware of one place: two `Middleware.layer`s merged side by side (`Layer.merge`) are built in the same
+ * context, and the second replaces the first, as any two layers of one service do.
  *
  * @example
  * ```ts
