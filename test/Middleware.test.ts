@@ -231,18 +231,21 @@ describe("Middleware", () => {
             ? (() => {
               throw new Error("thrown")
             })()
+            : call.id === "garbage"
+            ? Effect.succeed("not an outcome" as never)
             : Effect.fail("not a ToolError" as unknown as ToolError.ToolError)
         const outcomes = yield* Executor.run(
           Toolkit.make(echoing([])),
-          [echoCall("dies"), echoCall("throws"), echoCall("fails")],
+          [echoCall("dies"), echoCall("throws"), echoCall("garbage"), echoCall("fails")],
           { middleware: [watch, broken] }
         )
         expect(outcomes.map(modelText)).toEqual([
           "Error: tool \"echo\" panicked: the middleware broke",
           "Error: tool \"echo\" panicked: thrown",
+          "Error: tool \"echo\" panicked: a middleware gave something that is not an outcome",
           "Error: not a ToolError"
         ])
-        expect(outer).toEqual(["ToolDefect", "ToolDefect", "ToolFailure"])
+        expect(outer).toEqual(["ToolDefect", "ToolDefect", "ToolDefect", "ToolFailure"])
       }))
 
     it.effect("read the services of the batch, like a handler", () =>

@@ -50,7 +50,7 @@ import { Requester } from "../Permission.js"
 import * as Recorder from "../Recorder.js"
 import type * as Tool from "../Tool.js"
 import type { ToolError } from "../ToolError.js"
-import { isToolError, PermissionDenied, ToolDefect, ToolFailure, ToolTimeout } from "../ToolError.js"
+import { PermissionDenied, ToolDefect, ToolTimeout } from "../ToolError.js"
 import type { CallContext, Progress } from "./context.js"
 import { currentCall, nativeTracer } from "./context.js"
 import { reasonOf } from "./reason.js"
@@ -203,14 +203,7 @@ export const around = (
     const rest = next
     // `next` needs what the handler needs: the call's fiber has it, as it has what the middleware needs
     const give = () => wrap(call, rest as Effect.Effect<Outcome>)
-    next = Effect.flatMap(Effect.exit(Effect.suspend(give)), (exit) => {
-      if (Exit.isSuccess(exit) && !Either.isEither(exit.value)) {
-        return Effect.succeed(
-          Either.left(defect(kernel.name, "a middleware gave something that is not an outcome", exit.value))
-        )
-      }
-      return settle(kernel, exit)
-    })
+    next = Effect.flatMap(Effect.exit(Effect.suspend(give)), (exit) => settle(kernel, exit))
   }
   return next
 }
@@ -228,21 +221,20 @@ const withOnStart = (
   )
 
 /**
- * How host code around a call ended (`onStart`, a middleware), as the call's outcome: its own outcome when it
- * gave one; a failure with a `ToolError` as that error and with anything else as a `ToolFailure`; a defect as the
- * call's `ToolDefect`. Interruption propagates.
+ * How host code around a call ended (`onStart`, a middleware), as the call's outcome: the outcome a middleware
+ * gave; a failure as a handler's is (a `ToolError` as itself, anything else a `ToolFailure`); a defect, or a
+ * middleware giving something that is not an outcome, as the call's `ToolDefect`. Interruption propagates.
  */
 const settle = (kernel: Kernel, exit: Exit.Exit<unknown, unknown>): Effect.Effect<Outcome> => {
-  if (Exit.isSuccess(exit)) return Effect.succeed(exit.value as Outcome)
-  if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure) && !isToolError(failure.value)) {
-    const error = failure.value
+  if (Exit.isSuccess(exit)) {
     return Effect.succeed(
-      Either.left(new ToolFailure({ tool: kernel.name, message: kernel.failureMessage(error), error }))
+      Either.isEither(exit.value)
+        ? exit.value as Outcome
+        : Either.left(defect(kernel.name, "a middleware gave something that is not an outcome", exit.value))
     )
   }
-  return Effect.succeed(classify(kernel, exit as Exit.Exit<never, unknown>, noPartial))
+  if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
+  return Effect.succeed(classify(kernel, exit, noPartial))
 }
 
 const outcomeTag = (outcome: Outcome): string => (Either.isRight(outcome) ? "Success" : outcome.left._tag)
