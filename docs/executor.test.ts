@@ -383,6 +383,37 @@ const permissionDemo = Executor.run(Toolkit.make(WriteFile), [
 // => ["wrote src/a.ts", "Error: permission denied: write 9 bytes to /etc/passwd: only files under src/ may be written"]
 // #endregion
 
+// #region confined
+// continues the example "quick-start"
+
+const RunCommand = Tool.make("run_command", {
+  description: "Run a command, in a container when one is named",
+  parameters: { command: Schema.String, container: Schema.optional(Schema.String) },
+  permission: { action: "execute", describe: ({ command }) => command },
+  confined: ({ container }) => container === undefined ? undefined : `container:${container}`,
+  handler: ({ command }) => Effect.succeed(`ran ${command}`)
+})
+
+/** Confined calls go through; the rest ask a person (here: the answer is always no). */
+const asked: Array<string> = []
+const ConfinedOrAsk = Permission.layer((request) =>
+  Effect.sync(() => {
+    if (request.confined !== undefined) return Permission.allow
+    asked.push(request.description)
+    return Permission.deny("nobody approved it")
+  })
+)
+
+const confinedDemo = Executor.run(Toolkit.make(RunCommand), [
+  { id: "c1", name: "run_command", arguments: { command: "make test", container: "ci-7" } },
+  { id: "c2", name: "run_command", arguments: { command: "rm -rf build" } }
+]).pipe(
+  Effect.map((outcomes) => ({ outcomes: outcomes.map(modelText), asked })),
+  Effect.provide(ConfinedOrAsk)
+)
+// => { outcomes: ["ran make test", "Error: permission denied: rm -rf build: nobody approved it"], asked: ["rm -rf build"] }
+// #endregion
+
 // #region recorder
 const ProcessStarted = Schema.Struct({ pgid: Schema.Int, startedAt: Schema.Date })
 const ProcessEnded = Schema.Struct({ pgid: Schema.Int, exitCode: Schema.Int })
@@ -578,6 +609,13 @@ describe("docs/executor.md", () => {
       withClock(timeoutsDemo, "3 minutes"),
       (texts) => expect(texts).toEqual(["Error: tool \"hang\" timed out after 2m", "built"])
     ))
+
+  it.effect("confined: a policy lets confined calls through and asks about the rest", () =>
+    Effect.map(confinedDemo, (demo) =>
+      expect(demo).toEqual({
+        outcomes: ["ran make test", "Error: permission denied: rm -rf build: nobody approved it"],
+        asked: ["rm -rf build"]
+      })))
 
   it.effect("permission: a policy on the path", () =>
     Effect.map(permissionDemo, (texts) =>

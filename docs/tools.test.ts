@@ -208,6 +208,37 @@ const jsonSchemaDemo = Effect.forEach(
 // ]
 // #endregion
 
+// #region wrap
+// continues the example "execute"
+
+const cache = new Map<string, string>()
+const reads: Array<string> = []
+const CachedRead = Tool.wrap(ReadFile, (params, next) => {
+  const cached = cache.get(params.path)
+  if (cached !== undefined) return Effect.succeed(cached)
+  reads.push(params.path)
+  return Effect.tap(next(params), (text) => Effect.sync(() => cache.set(params.path, text)))
+}, { description: "Read a file from disk (repeated reads come from a cache)" })
+
+const wrapDemo = Effect.gen(function*() {
+  const first = yield* Tool.execute(CachedRead, { id: "r1", arguments: { path: "/etc/hostname" } })
+  const again = yield* Tool.execute(CachedRead, { id: "r2", arguments: { path: "/etc/hostname" } })
+  const missing = yield* Tool.execute(CachedRead, { id: "r3", arguments: { path: "/etc/shadow" } })
+  return {
+    texts: [first, again, missing].map(modelText),
+    reads,
+    name: CachedRead.name,
+    readOnly: CachedRead.annotations.readOnly
+  }
+})
+// => {
+//   texts: ["example\n", "example\n", "Error: no such file: /etc/shadow"],
+//   reads: ["/etc/hostname", "/etc/shadow"],
+//   name: "read_file",
+//   readOnly: true
+// }
+// #endregion
+
 // #region toolkit
 // continues the examples "make", "invalid" and "json-schema"
 
@@ -372,6 +403,18 @@ describe("docs/tools.md", () => {
         "Error: invalid arguments: message: missing required property, expected a string\n" +
         "times: expected a number >= 1, got 0"
       ])))
+
+  it.effect("wrap: the wrapper runs, the rest is the original's", () =>
+    Effect.map(wrapDemo, (demo) => {
+      expect(demo).toEqual({
+        texts: ["example\n", "example\n", "Error: no such file: /etc/shadow"],
+        reads: ["/etc/hostname", "/etc/shadow"],
+        name: "read_file",
+        readOnly: true
+      })
+      expect(CachedRead.description).toBe("Read a file from disk (repeated reads come from a cache)")
+      expect(CachedRead.inputSchema).toBe(ReadFile.inputSchema)
+    }))
 
   it("toolkits: merge, prefix, definitions", () => {
     expect(names).toEqual(["read_file", "search", "docs__echo"])

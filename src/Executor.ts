@@ -12,7 +12,8 @@
  *   naming several keys waits for all of them, without deadlock;
  * - at most `maxParallel` handlers run at once, and a call waiting for its keys does not hold a slot;
  * - a `sequential` tool anywhere in the batch, or `options.sequential`, runs the whole batch one call at a time;
- * - before a call runs: permission (when its tool declares it), then `onStart`, then `Started` and the handler;
+ * - before a call runs: permission (when its tool declares it), then the middleware, then `onStart`, then `Started`
+ *   and the handler;
  * - stopping the consumer, interrupting `run`, or `cancel(callId)` interrupts the affected handlers, and their
  *   finalizers have run before the stream ends, `run` returns, or `cancel` returns;
  * - a defect in one handler is that call's `ToolDefect`; the rest of the batch carries on;
@@ -36,6 +37,7 @@ import * as Stream from "effect/Stream"
 import type { Progress } from "./internal/context.js"
 import * as Internal from "./internal/executor.js"
 import { requireNames } from "./internal/toolkit.js"
+import type * as Middleware from "./Middleware.js"
 import type * as Tool from "./Tool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -141,8 +143,11 @@ export type ToolEvent<T extends Tool.Any = Tool.Any, E = never> = Started | Prog
  * - `maxParallel`: handlers running at once (default {@link DEFAULT_MAX_PARALLEL}).
  * - `sequential`: run the batch one call at a time, in order.
  * - `timeout`: the timeout of calls whose tool sets none.
- * - `onStart`: run the moment a call is handed to its tool (after permission); a failure there completes the call
- *   with that error and the tool never runs. For writing a durable dispatch record before a side effect.
+ * - `onStart`: run the moment a call is handed to its tool (after permission and middleware); a failure there
+ *   completes the call with that error and the tool never runs. For writing a durable dispatch record before a
+ *   side effect.
+ * - `middleware`: around each call of this batch (after permission), the first outermost, inside the middleware
+ *   installed in the context (`Middleware.layer`). See `Middleware`.
  *
  * @since 0.1.0
  * @category models
@@ -152,6 +157,7 @@ export interface Options<RS = never, ES = unknown> {
   readonly sequential?: boolean | undefined
   readonly timeout?: Duration.DurationInput | undefined
   readonly onStart?: ((call: ToolCall) => Effect.Effect<void, ES, RS>) | undefined
+  readonly middleware?: ReadonlyArray<Middleware.Middleware<RS>> | undefined
 }
 
 /**

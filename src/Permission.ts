@@ -57,6 +57,13 @@ export interface PermissionRequest {
   /** Hints only: may make a policy stricter, never allow on their own. */
   readonly annotations: Annotations
   readonly preview: string | undefined
+  /**
+   * What the call says it runs confined by (`"workspace:/abs/root"`, `"container:abc"`; the tool's `confined`
+   * option), `undefined` for a call that is not confined. A policy may let confined calls through without asking
+   * and ask about the rest: it is the tool author's claim (the workspace tools check every path against their
+   * root), never enforced by the executor, so trust it as far as you trust the tool.
+   */
+  readonly confined: string | undefined
 }
 
 /**
@@ -170,6 +177,7 @@ export const request = (
     readonly path?: string | undefined
     readonly parameters?: unknown
     readonly preview?: string | undefined
+    readonly confined?: string | undefined
   }
 ): Effect.Effect<Decision> =>
   Effect.flatMap(Requester, (requester) =>
@@ -182,7 +190,8 @@ export const request = (
         path: request.path,
         parameters: request.parameters,
         annotations: call?.annotations ?? {},
-        preview: request.preview
+        preview: request.preview,
+        confined: request.confined
       })))
 
 /**
@@ -209,6 +218,7 @@ export const require = (
     readonly path?: string | undefined
     readonly parameters?: unknown
     readonly preview?: string | undefined
+    readonly confined?: string | undefined
   }
 ): Effect.Effect<void, PermissionDenied> =>
   Effect.flatMap(request(options), (decision) =>

@@ -52,6 +52,15 @@ export type TypeId = typeof TypeId
 export const KernelId: unique symbol = Symbol.for("effect-agent-tools/Tool/Kernel")
 
 /**
+ * Where a tool keeps the options it was made with, so {@link wrap} derives what an override changes by the rule
+ * that made it. Not part of the public surface.
+ *
+ * @since 0.1.0
+ * @category type ids
+ */
+export const OptionsId: unique symbol = Symbol.for("effect-agent-tools/Tool/Options")
+
+/**
  * A JSON Schema document, as served to a provider.
  *
  * @since 0.1.0
@@ -147,6 +156,8 @@ export interface Tool<
   readonly [KernelId]: Internal.Kernel
   /** @internal */
   readonly projections: Map<JsonSchemas.Target, JsonSchema>
+  /** The options the tool was made with, for {@link wrap}'s overrides. @internal */
+  readonly [OptionsId]: CommonOptions<any, any, any>
 }
 
 /**
@@ -381,6 +392,14 @@ export interface CommonOptions<P, RP, EP = unknown> {
   readonly annotations?: Annotations | undefined
   readonly timeout?: Duration.DurationInput | undefined
   readonly permission?: Permission.Spec<P, RP, EP> | undefined
+  /**
+   * What a call says it runs confined by, as a function of its decoded parameters: `"workspace:/abs/root"` (every
+   * path checked against that root), `"container:abc"`; `undefined` for a call that is not confined. It reaches
+   * the permission request (`PermissionRequest.confined`), so a policy can let confined calls through and ask about
+   * the rest. A claim the tool's author makes, never checked by the executor; a tool that says nothing is
+   * unconfined.
+   */
+  readonly confined?: ((params: P) => string | undefined) | undefined
   /** Default true. False hands the parsed JSON to the handler untouched (for tools that check it themselves). */
   readonly validate?: boolean | undefined
 }
@@ -457,41 +476,58 @@ const resourceFunction = (resource: Resource<any> | undefined): (params: unknown
   }
 }
 
+/** The kernel's parts that come from the schemas and the handler, not from the options {@link wrap} overrides. */
+type KernelBase = Omit<Internal.Kernel, OptionKernelFields>
+type OptionKernelFields = "annotations" | "timeout" | "resources" | "permission" | "confined"
+
 const build = <T extends Any>(fields: {
   readonly name: string
   readonly options: CommonOptions<any, any, any>
   readonly standard: JsonSchema
   readonly strictSchema: JsonSchema | undefined
   readonly outputSchema: JsonSchema | undefined
-  readonly kernel: Omit<Internal.Kernel, "name" | "annotations" | "strict" | "timeout" | "resources" | "permission">
+  readonly kernel: Omit<KernelBase, "name" | "strict">
 }): T => {
   const { name, options } = fields
-  const annotations = options.annotations ?? {}
-  const timeout = options.timeout === undefined ? undefined : Duration.decode(options.timeout)
   const self = Object.create(Proto)
   self.name = name
-  self.description = options.description
-  self.title = options.title ?? annotations.title
-  self.annotations = annotations
   self.strict = options.strict === true
-  self.sequential = options.sequential === true
-  self.timeout = timeout
   self.validate = options.validate !== false
-  self.permissionAction = options.permission?.action
   self.inputSchema = fields.standard
   self.outputSchema = fields.outputSchema
   self.projections = new Map<JsonSchemas.Target, JsonSchema>([["standard", fields.standard]])
   if (fields.strictSchema !== undefined) self.projections.set("openai-strict", fields.strictSchema)
+  applyOptions(self, { ...fields.kernel, name, strict: self.strict }, options)
+  return self
+}
+
+/**
+ * Sets what a tool's options say of it beyond its schemas and handler (description, title, hints, scheduling,
+ * timeout, permission, confinement), on the tool and on its kernel: the one rule for {@link make},
+ * {@link fromJsonSchema} and {@link wrap}'s overrides, so a wrap derives each field as the original did.
+ */
+const applyOptions = (
+  self: { -readonly [K in keyof Any]: Any[K] },
+  kernel: KernelBase,
+  options: CommonOptions<any, any, any>
+): void => {
+  const annotations = options.annotations ?? {}
+  const timeout = options.timeout === undefined ? undefined : Duration.decode(options.timeout)
+  self.description = options.description
+  self.title = options.title ?? annotations.title
+  self.annotations = annotations
+  self.sequential = options.sequential === true
+  self.timeout = timeout
+  self.permissionAction = options.permission?.action
+  self[OptionsId] = options
   self[KernelId] = {
-    ...fields.kernel,
-    name,
+    ...kernel,
     annotations,
-    strict: self.strict,
     timeout,
     resources: resourceFunction(options.resource),
-    permission: options.permission
+    permission: options.permission,
+    confined: options.confined
   } satisfies Internal.Kernel
-  return self
 }
 
 /**
@@ -711,6 +747,78 @@ export const fromJsonSchema = <const Name extends string, A = never, E = never, 
 }
 
 /**
+ * What {@link wrap} may change of the tool it wraps: every option of {@link CommonOptions} but `strict` and
+ * `validate`, which shape the served schema and the decoder the tool was made with. A value given replaces the
+ * original's (derived as {@link make} derives it: a `title` from `annotations.title` when the original gave no
+ * `title`); `undefined` keeps it. `permission` may bring services (`RP`) and typed failures (`EP`) of its
+ * preview.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WrapOptions<P, RP = never, EP = never> = Partial<Omit<CommonOptions<P, RP, EP>, "strict" | "validate">>
+
+/**
+ * A tool that runs another function but is the original in every other way: the same name, description, title,
+ * schemas and their projections, annotations, resource keys, `sequential`, timeout, `strict`, `validate`,
+ * permission, confinement, output mapping (`success`, `toModelOutput`) and failure messages. Every property of the
+ * original is carried over as it is (a test enumerates them, so a property added to tools later is carried over
+ * too), unless `options` says otherwise (see {@link WrapOptions}).
+ *
+ * `handler` gets the decoded parameters and `next`, the original handler: call it (with the same parameters or
+ * others of the same type), or not (answer from a cache, refuse). What it gives is mapped to a result as the
+ * original's output is, so it gives what the original gives: the type parameters are the original's, with the
+ * services the wrapper needs (those of `next` if it calls it) and, with an overriding `permission`, its
+ * preview's services and failures.
+ *
+ * For one tool. To wrap every call of a toolkit or a batch (logging, budgets), see `Middleware`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-agent-tools"
+ *
+ * const Search = Tool.make("search", {
+ *   description: "Search the docs",
+ *   parameters: { query: Schema.String },
+ *   handler: ({ query }) => Effect.succeed(`results for ${query}`)
+ * })
+ *
+ * const cache = new Map<string, string>()
+ * const CachedSearch = Tool.wrap(Search, (params, next) => {
+ *   const hit = cache.get(params.query)
+ *   if (hit !== undefined) return Effect.succeed(hit)
+ *   return Effect.tap(next(params), (found) => Effect.sync(() => cache.set(params.query, found)))
+ * }, { description: "Search the docs (answers repeated queries from a cache)" })
+ * // : Tool<"search", { readonly query: string }, string, never, never, undefined>
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const wrap = <T extends Any, R = never, RP = never, EP = never>(
+  tool: T,
+  handler: (
+    params: Parameters<T>,
+    next: (params: Parameters<T>) => Effect.Effect<Success<T>, Failure<T> | ToolError, Requirements<T>>
+  ) => Effect.Effect<Success<T>, Failure<T> | ToolError, R>,
+  options?: WrapOptions<Parameters<T>, RP, EP>
+): Tool<Name<T>, Parameters<T>, Success<T>, Failure<T> | Exclude<EP, ToolError>, R | RP, Structured<T>> => {
+  // every own property of the original, as it is: what a tool has tomorrow is carried over without a change here
+  const self = Object.create(Object.getPrototypeOf(tool), Object.getOwnPropertyDescriptors(tool))
+  const original = tool[KernelId]
+  const next = original.handle as (params: Parameters<T>) => Effect.Effect<Success<T>, Failure<T> | ToolError, any>
+  const kernel: Internal.Kernel = {
+    ...original,
+    handle: (params) => handler(params as Parameters<T>, next)
+  }
+  self[KernelId] = kernel
+  const overrides = options === undefined ? [] : Object.entries(options).filter(([, value]) => value !== undefined)
+  if (overrides.length > 0) applyOptions(self, kernel, { ...tool[OptionsId], ...Object.fromEntries(overrides) })
+  return self
+}
+
+/**
  * Whether a value is a tool.
  *
  * @example
@@ -767,7 +875,7 @@ export const execute = <T extends Any>(
     readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   }
 ): Effect.Effect<Executor.Outcome<T>, never, Requirements<T>> =>
-  Call.execute(tool[KernelId], { id: call.id, name: tool.name, arguments: call.arguments }, {
+  Call.execute(tool, tool[KernelId], { id: call.id, name: tool.name, arguments: call.arguments }, {
     timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
     onProgress: options?.onProgress
   }) as Effect.Effect<Executor.Outcome<T>, never, Requirements<T>>
@@ -829,7 +937,7 @@ export const call = <T extends Any>(
   parameters: Parameters<T>,
   options?: CallOptions
 ): Effect.Effect<Success<T>, Failure<T> | ToolError, Requirements<T>> =>
-  Call.callTyped(tool[KernelId], parameters, {
+  Call.callTyped(tool, tool[KernelId], parameters, {
     id: options?.id,
     timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
     onProgress: options?.onProgress

@@ -143,6 +143,23 @@ export const Content = Schema.Union(TextContent, ImageContent, AudioContent, Emb
 export type Content = typeof Content.Type
 
 /**
+ * What an output budget (`Middleware.outputBudget`) cut from a result's content, for the program:
+ *
+ * - `content`: the content as the tool gave it, whole;
+ * - `cut`: how many characters (UTF-16 code units) of its text the model does not see;
+ * - `location`: where the whole text was written (a file's path, or what the host's sink answered), the place the
+ *   model's text names; `undefined` when it was not kept (spilling turned off, or it failed).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Truncation {
+  readonly content: ReadonlyArray<Content>
+  readonly cut: number
+  readonly location: string | undefined
+}
+
+/**
  * A successful call's output. `A` is the type of `structured`: `unknown` for a result nothing is known about, the
  * tool's `Tool.Structured` for the results of a typed tool (see `Executor.Outcome`).
  *
@@ -152,10 +169,13 @@ export type Content = typeof Content.Type
  *   `undefined` for a result that has none (a text, content parts).
  * - `details`: for the application only; never reaches a model.
  * - `terminate`: a hint that the loop should stop after this batch (see `Executor.shouldTerminate`).
+ * - `truncation`: set when an output budget cut `content` to what the model may read: the whole content is there
+ *   for the program (see {@link Truncation}); like `details`, it never reaches a model.
  *
- * A result is a value: two results with the same content, structured output, details and `terminate` are
- * `Equal.equals` (arrays and plain objects compared by their items, anything else with `Equal.equals`), with the
- * same `Hash.hash`; `toJSON`, `toString` and `util.inspect` show those four fields.
+ * A result is a value: two results with the same content, structured output, details, `terminate` and truncation
+ * are `Equal.equals` (arrays and plain objects compared by their items, anything else with `Equal.equals`), with
+ * the same `Hash.hash`; `toJSON`, `toString` and `util.inspect` show those fields (of a truncation, what was cut and
+ * where it went, not the whole content).
  *
  * @since 0.1.0
  * @category models
@@ -166,6 +186,7 @@ export interface ToolResult<out A = unknown> extends Pipeable, Equal.Equal, Insp
   readonly structured: A
   readonly details?: unknown
   readonly terminate: boolean
+  readonly truncation?: Truncation | undefined
 }
 
 const Proto = {
@@ -180,7 +201,10 @@ const Proto = {
       content: this.content,
       ...(this.structured === undefined ? {} : { structured: Inspectable.toJSON(this.structured) }),
       ...(this.details === undefined ? {} : { details: Inspectable.toJSON(this.details) }),
-      terminate: this.terminate
+      terminate: this.terminate,
+      ...(this.truncation === undefined
+        ? {}
+        : { truncation: { cut: this.truncation.cut, location: this.truncation.location } })
     }
   },
   toString(this: ToolResult) {
@@ -195,8 +219,10 @@ const Proto = {
       && equalValues(this.content, that.content)
       && equalValues(this.structured, that.structured)
       && equalValues(this.details, that.details)
+      && equalValues(this.truncation, that.truncation)
   },
   [Hash.symbol](this: ToolResult): number {
+    // a truncation is left out: its whole content can be megabytes, and equal results still hash the same
     const budget = { nodes: HASH_BUDGET }
     return Hash.cached(
       this,
@@ -300,12 +326,14 @@ export const make = <A = undefined>(fields: {
   readonly structured?: A
   readonly details?: unknown
   readonly terminate?: boolean | undefined
+  readonly truncation?: Truncation | undefined
 }): ToolResult<A> => {
   const self = Object.create(Proto)
   self.content = fields.content
   if (fields.structured !== undefined) self.structured = fields.structured
   if (fields.details !== undefined) self.details = fields.details
   self.terminate = fields.terminate ?? false
+  if (fields.truncation !== undefined) self.truncation = fields.truncation
   return self
 }
 
@@ -420,7 +448,8 @@ export const withDetails: {
     content: self.content,
     structured: self.structured,
     details,
-    terminate: self.terminate
+    terminate: self.terminate,
+    truncation: self.truncation
   }))
 
 /**
@@ -438,7 +467,13 @@ export const withDetails: {
  * @category combinators
  */
 export const withTerminate = <A>(self: ToolResult<A>): ToolResult<A> =>
-  make({ content: self.content, structured: self.structured, details: self.details, terminate: true })
+  make({
+    content: self.content,
+    structured: self.structured,
+    details: self.details,
+    terminate: true,
+    truncation: self.truncation
+  })
 
 /**
  * The result as one string for models that only take text: the text parts joined by `\n`.

@@ -31,6 +31,8 @@ export * as McpClient from "./McpClient.js"
 /** @since 0.1.0 */
 export * as McpServer from "./McpServer.js"
 /** @since 0.1.0 */
+export * as Middleware from "./Middleware.js"
+/** @since 0.1.0 */
 export * as OpenAiChat from "./OpenAiChat.js"
 /** @since 0.1.0 */
 export * as OpenAiResponses from "./OpenAiResponses.js"

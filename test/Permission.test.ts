@@ -482,7 +482,8 @@ describe("Permission", () => {
           path: undefined,
           parameters: {},
           annotations: {},
-          preview: undefined
+          preview: undefined,
+          confined: undefined
         })
         expect(decision).toEqual(Permission.allow)
         // a provided one replaces it

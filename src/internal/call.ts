@@ -7,27 +7,26 @@
  * The order, fixed (DESIGN: "permission, then `onStart`, then `Started` and the handler"):
  *
  * 1. permission, when the tool declares it ({@link permission}): a refusal is the outcome and nothing below runs;
- * 2. `onStart`, the executor's option ({@link withOnStart}): a failure is the outcome and the handler never runs;
- * 3. `started`, the caller's hook: the executor's `Started` event, the moment the handler's running time starts;
- * 4. the handler ({@link runHandler}): in its call context, under its timeout, its output mapped and its failure
- *    classified;
- * 5. the record ({@link recordDetails}): a result's recordable `details` written once more, phase `"end"`.
+ * 2. the middleware (`Middleware`, {@link around}), the first installed outermost: each gets the call and `next`,
+ *    stages 3 to 6; what the last of them gives is the outcome;
+ * 3. `onStart`, the executor's option ({@link withOnStart}): a failure is the outcome and the handler never runs;
+ * 4. `started`, the caller's hook: the executor's `Started` event, the moment the handler's running time starts;
+ * 5. the handler ({@link runHandler}): in its call context, under its timeout (the built-in timeout stage), its
+ *    failure or defect classified (the built-in recover stage) and its output mapped;
+ * 6. the record ({@link recordDetails}): a result's recordable `details` written once more, phase `"end"`.
  *
  * All of it runs inside the span `Executor.call` when a tracer is installed. The metrics are counted by the
  * scheduler when the call is over ({@link finished}), because calls this pipeline never sees (an unknown tool,
  * invalid arguments, a call cancelled before its turn) count too.
  *
- * A call that needs none of 1, 2, the span or 5 is "bare" ({@link isBare}): its handler function can be called
+ * A call that needs none of 1, 2, 3, the span or 6 is "bare" ({@link isBare}): its handler function can be called
  * at once ({@link callHandler}) and an answer that is already a value needs no fiber; the schedulers take that
- * path themselves, with the same stage 4 pieces.
+ * path themselves, with the same stage 5 pieces.
  *
- * Where later work hooks in, so that it hooks in once:
- * - middleware around every call (`(call, next) => Effect`): in {@link run}, wrapping `body` just inside the span,
- *   so it sees the call before permission and its outcome after the record; a pipeline with middleware is never
- *   bare (add it to {@link isBare}'s test, as `onStart` is);
- * - a journal: the permission decision is {@link permission}'s answer (one place asks); the dispatch record goes
- *   where `onStart` runs (stage 2, before the handler); the outcome where the record is written (stage 5), or in
- *   {@link finished} for calls that never ran.
+ * Where a journal hooks in: its dispatch record and its outcome are a middleware's (stage 2: after the decision,
+ * before `onStart` and the handler, the outcome once `next` gives it); the decisions are the `Requester`'s answers
+ * (a journal wraps the requester, which is also how a decision on record is applied on a resumed run); the
+ * outcomes of calls this pipeline never sees are the scheduler's ({@link finished}).
  *
  * @internal
  */
@@ -46,10 +45,12 @@ import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import { randomUUID } from "node:crypto"
 import type { Outcome, ToolCall } from "../Executor.js"
+import * as Middleware from "../Middleware.js"
 import { Requester } from "../Permission.js"
 import * as Recorder from "../Recorder.js"
+import type * as Tool from "../Tool.js"
 import type { ToolError } from "../ToolError.js"
-import { isToolError, PermissionDenied, ToolDefect, ToolFailure, ToolTimeout } from "../ToolError.js"
+import { PermissionDenied, ToolDefect, ToolTimeout } from "../ToolError.js"
 import type { CallContext, Progress } from "./context.js"
 import { currentCall, nativeTracer } from "./context.js"
 import { reasonOf } from "./reason.js"
@@ -66,6 +67,8 @@ export interface Pipeline {
   readonly timeout: Duration.Duration | undefined
   /** The executor's `onStart`. */
   readonly onStart: ((call: ToolCall) => Effect.Effect<void, unknown, any>) | undefined
+  /** The installed middleware and the batch's own, outermost first; undefined for none. */
+  readonly middleware: ReadonlyArray<Middleware.Middleware<any>> | undefined
   /** A tracer other than Effect's built-in one (which exports nowhere) is installed: each call is a span. */
   readonly traced: boolean
   /** A `Recorder` is installed: each result is looked at for details to record. */
@@ -76,7 +79,8 @@ export interface Pipeline {
 
 /**
  * The pipeline for calls running with these services. Spans cost about as much as a no-op call, so they are made
- * only when a tracer of its own is installed.
+ * only when a tracer of its own is installed. The middleware installed in the context (`Middleware.layer`) is
+ * around the batch's own (`options.middleware`).
  */
 export const make = (
   context: Context.Context<never>,
@@ -84,10 +88,12 @@ export const make = (
   options: {
     readonly timeout?: Duration.Duration | undefined
     readonly onStart?: ((call: ToolCall) => Effect.Effect<void, unknown, any>) | undefined
+    readonly middleware?: ReadonlyArray<Middleware.Middleware<any>> | undefined
   }
 ): Pipeline => ({
   timeout: options.timeout,
   onStart: options.onStart,
+  middleware: stack(Context.get(context, Middleware.Installed), options.middleware),
   traced: Context.get(defaultServices, Tracer.Tracer) !== nativeTracer,
   // the default recorder records nothing: only another one makes results worth looking at
   recording: Context.get(context, Recorder.Recorder) !== Recorder.Recorder.defaultValue(),
@@ -102,12 +108,22 @@ export const current = (options: {
     Effect.succeed(make(fiber.currentContext, fiber.getFiberRef(DefaultServices.currentServices), options))
   )
 
+const stack = (
+  installed: ReadonlyArray<Middleware.Middleware<any>>,
+  own: ReadonlyArray<Middleware.Middleware<any>> | undefined
+): ReadonlyArray<Middleware.Middleware<any>> | undefined => {
+  if (own === undefined || own.length === 0) return installed.length === 0 ? undefined : installed
+  return installed.length === 0 ? own : [...installed, ...own]
+}
+
 /**
  * Whether a call of this tool needs nothing around its handler: nothing to ask before it (permission, `onStart`),
- * nothing observing it (a span), nothing recording its result. Such a call may start without an Effect around it.
+ * nothing wrapping it (middleware), nothing observing it (a span), nothing recording its result. Such a call may
+ * start without an Effect around it.
  */
 export const isBare = (pipeline: Pipeline, kernel: Kernel): boolean =>
-  kernel.permission === undefined && pipeline.onStart === undefined && !pipeline.traced && !pipeline.recording
+  kernel.permission === undefined && pipeline.onStart === undefined && pipeline.middleware === undefined &&
+  !pipeline.traced && !pipeline.recording
 
 // ---------------------------------------------------------------------------------------------------------------
 // one call
@@ -126,11 +142,13 @@ export interface Hooks {
 }
 
 /**
- * Runs a checked call (its tool found, its arguments decoded into `params`) through stages 1 to 5, in a span when
- * traced. Never fails; interruption from outside propagates (the scheduler decides what it answers).
+ * Runs a checked call (its tool found, its arguments decoded into `params`) through stages 1 to 6, in a span when
+ * traced. Never fails; interruption from outside propagates (the scheduler decides what it answers). `kernel` is
+ * `tool`'s, or a copy of it that observes the handler (`Tool.call`); middleware sees `tool`.
  */
 export const run = (
   pipeline: Pipeline,
+  tool: Tool.Any,
   kernel: Kernel,
   call: ToolCall,
   params: unknown,
@@ -145,6 +163,17 @@ export const run = (
       return runHandler(kernel, call.id, params, options)
     })
   if (pipeline.onStart !== undefined) body = withOnStart(pipeline.onStart, kernel, call, body)
+  if (pipeline.recording) body = Effect.tap(body, (outcome) => recordDetails(call.id, kernel.name, outcome))
+  if (pipeline.middleware !== undefined) {
+    const seen: Middleware.Call = {
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      parameters: params,
+      tool
+    }
+    body = around(pipeline.middleware, seen, kernel, body)
+  }
   if (kernel.permission !== undefined) {
     const allowed = body
     body = Effect.flatMap(
@@ -152,33 +181,61 @@ export const run = (
       (refused) => refused === undefined ? allowed : Effect.succeed(Either.left(refused))
     )
   }
-  if (pipeline.recording) body = Effect.tap(body, (outcome) => recordDetails(call.id, kernel.name, outcome))
-  // the seam for middleware around every call: wrapping `body` here, it sees the call before permission is asked and
-  // its outcome after the record, inside the call's span
   return pipeline.traced ? inSpan(body, kernel.name, call.id, hooks.keys ?? noKeys) : body
 }
 
 const noKeys: ReadonlyArray<string> = []
 
-/** Stage 2: `onStart` first; its failure is the call's outcome (a `ToolError` as is, anything else a failure). */
+/**
+ * Stage 2: the middleware around `inner`, the first outermost. Each one's `next` is the rest, and never fails:
+ * what a middleware fails or dies with is classified where it happens, as `onStart`'s failure is, so the one
+ * around it sees an outcome.
+ */
+export const around = (
+  middleware: ReadonlyArray<Middleware.Middleware<any>>,
+  call: Middleware.Call,
+  kernel: Kernel,
+  inner: Effect.Effect<Outcome, never, any>
+): Effect.Effect<Outcome, never, any> => {
+  let next = inner
+  for (let i = middleware.length - 1; i >= 0; i--) {
+    const wrap = middleware[i]
+    const rest = next
+    // `next` needs what the handler needs: the call's fiber has it, as it has what the middleware needs
+    const give = () => wrap(call, rest as Effect.Effect<Outcome>)
+    next = Effect.flatMap(Effect.exit(Effect.suspend(give)), (exit) => settle(kernel, exit))
+  }
+  return next
+}
+
+/** Stage 3: `onStart` first; its failure is the call's outcome (a `ToolError` as is, anything else a failure). */
 const withOnStart = (
   onStart: (call: ToolCall) => Effect.Effect<void, unknown, any>,
   kernel: Kernel,
   call: ToolCall,
   handler: Effect.Effect<Outcome, never, any>
 ): Effect.Effect<Outcome, never, any> =>
-  Effect.flatMap(Effect.exit(Effect.suspend(() => onStart(call))), (exit) => {
-    if (Exit.isSuccess(exit)) return handler
-    if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
-    const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure) && !isToolError(failure.value)) {
-      const error = failure.value
-      return Effect.succeed(
-        Either.left(new ToolFailure({ tool: kernel.name, message: kernel.failureMessage(error), error }))
-      )
-    }
-    return Effect.succeed(classify(kernel, exit, noPartial))
-  })
+  Effect.flatMap(
+    Effect.exit(Effect.suspend(() => onStart(call))),
+    (exit) => Exit.isSuccess(exit) ? handler : settle(kernel, exit)
+  )
+
+/**
+ * How host code around a call ended (`onStart`, a middleware), as the call's outcome: the outcome a middleware
+ * gave; a failure as a handler's is (a `ToolError` as itself, anything else a `ToolFailure`); a defect, or a
+ * middleware giving something that is not an outcome, as the call's `ToolDefect`. Interruption propagates.
+ */
+const settle = (kernel: Kernel, exit: Exit.Exit<unknown, unknown>): Effect.Effect<Outcome> => {
+  if (Exit.isSuccess(exit)) {
+    return Effect.succeed(
+      Either.isEither(exit.value)
+        ? exit.value as Outcome
+        : Either.left(defect(kernel.name, "a middleware gave something that is not an outcome", exit.value))
+    )
+  }
+  if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
+  return Effect.succeed(classify(kernel, exit, noPartial))
+}
 
 const outcomeTag = (outcome: Outcome): string => (Either.isRight(outcome) ? "Success" : outcome.left._tag)
 
@@ -207,9 +264,9 @@ export interface Timing {
   startedAt: number
 }
 
-/** A {@link Timing} to pass as `started`: the handler starts now. */
+/** A {@link Timing} to pass as `started`: the handler starts now (the first time, for a middleware that retries). */
 export const startTiming = (pipeline: Pipeline, timing: Timing) => (): void => {
-  timing.startedAt = pipeline.clock.unsafeCurrentTimeMillis()
+  if (timing.startedAt < 0) timing.startedAt = pipeline.clock.unsafeCurrentTimeMillis()
 }
 
 /**
@@ -237,6 +294,7 @@ export const counted = (
  * running it, and counted. Never fails; interruption propagates.
  */
 export const execute = (
+  tool: Tool.Any,
   kernel: Kernel,
   call: ToolCall,
   options: {
@@ -253,7 +311,7 @@ export const execute = (
     }
     const pipeline = make(fiber.currentContext, fiber.getFiberRef(DefaultServices.currentServices), options)
     const timing: Timing = { startedAt: -1 }
-    const body = run(pipeline, kernel, call, checked.right, {
+    const body = run(pipeline, tool, kernel, call, checked.right, {
       onProgress: options.onProgress,
       started: startTiming(pipeline, timing)
     })
@@ -270,6 +328,7 @@ export const execute = (
  * to the path every other call takes.
  */
 export const callTyped = (
+  tool: Tool.Any,
   kernel: Kernel,
   parameters: unknown,
   options: {
@@ -304,7 +363,7 @@ export const callTyped = (
       name: kernel.name,
       arguments: kernel.encode(parameters)
     }
-    return Effect.flatMap(execute(observed, call, options), (outcome) => {
+    return Effect.flatMap(execute(tool, observed, call, options), (outcome) => {
       if (Either.isRight(outcome)) return Effect.succeed(Option.getOrElse(value, () => outcome.right))
       const error = outcome.left
       if (error._tag === "ToolFailure" && Option.isSome(failure) && failure.value === error.error) {
@@ -332,9 +391,11 @@ export const permission = (
     return Effect.gen(function*() {
       let description: string
       let path: string | undefined
+      let confined: string | undefined
       try {
         description = spec.describe === undefined ? `${kernel.name} (${spec.action})` : spec.describe(params)
         path = spec.path === undefined ? undefined : spec.path(params)
+        confined = kernel.confined === undefined ? undefined : kernel.confined(params)
       } catch (error) {
         return defect(kernel.name, `describing the call for permission failed: ${reasonOf(error)}`, error)
       }
@@ -356,7 +417,8 @@ export const permission = (
           path,
           parameters: params,
           annotations: kernel.annotations,
-          preview
+          preview,
+          confined
         })
       ))
       if (Exit.isFailure(asked)) {
@@ -381,7 +443,7 @@ export const permission = (
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// stage 4: the handler
+// stage 5: the handler
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The context a handler runs in: what `Tool.progress` and `Tool.currentCall` read. */
@@ -486,7 +548,7 @@ export const continueHandler = (
 export const noPartial = (): unknown => undefined
 
 // ---------------------------------------------------------------------------------------------------------------
-// stage 5: the record
+// stage 6: the record
 // ---------------------------------------------------------------------------------------------------------------
 
 /**

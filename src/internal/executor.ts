@@ -73,6 +73,8 @@ export interface Scan {
   /** The batch runs one call at a time, in order: one chain. */
   readonly sequential: boolean
   /** The call's tool; undefined for a call that never gets past its checks. */
+  readonly tools: Array<Tool.Any | undefined>
+  /** The call's tool's kernel, likewise. */
   readonly kernels: Array<Kernel | undefined>
   /** Decoded parameters of the calls that run. */
   readonly params: Array<unknown>
@@ -100,6 +102,7 @@ export const scan = (
   keepKeys: boolean
 ): Scan => {
   const n = calls.length
+  const tools: Array<Tool.Any | undefined> = new Array(n)
   const kernels: Array<Kernel | undefined> = new Array(n)
   const params: Array<unknown> = new Array(n)
   const refused: Array<Outcome | undefined> = new Array(n)
@@ -137,6 +140,7 @@ export const scan = (
       refused[i] = keysOfCall as unknown as Outcome
       continue
     }
+    tools[i] = tool
     kernels[i] = kernel
     params[i] = checked.right
     if (keys !== undefined) keys[i] = keysOfCall.right.length === 0 ? emptyKeys : keysOfCall.right
@@ -156,7 +160,7 @@ export const scan = (
       previous = i
     }
   }
-  return { sequential, kernels, params, refused, keys, pending, dependents }
+  return { sequential, tools, kernels, params, refused, keys, pending, dependents }
 }
 
 /** `Executor.plan`: the scan, read back as each call's predecessors. */
@@ -459,7 +463,7 @@ class Batch {
     const kernel = this.plan.kernels[i]!
     if (!Call.isBare(this.pipeline, kernel)) {
       const partial = this.partials[i] = { value: undefined }
-      const effect = Call.run(this.pipeline, kernel, call, this.plan.params[i], {
+      const effect = Call.run(this.pipeline, this.plan.tools[i]!, kernel, call, this.plan.params[i], {
         onProgress: this.reporter(i),
         partial,
         started: () => this.started(i),
@@ -500,8 +504,9 @@ class Batch {
         : Internal.classify(kernel, exit, lastPartial))
   }
 
-  /** The handler is about to run. */
+  /** The handler is about to run: one `Started`, the first time (a middleware may run it again). */
   private started(i: number): void {
+    if (this.startedAt[i] >= 0) return
     this.startedAt[i] = this.pipeline.clock.unsafeCurrentTimeMillis()
     this.observer.started(i)
   }
@@ -603,7 +608,8 @@ const open = <Tools extends Tool.Any, RS, O extends Observer>(
       FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices),
       {
         timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
-        onStart: options?.onStart
+        onStart: options?.onStart,
+        middleware: options?.middleware
       }
     )
     const batchStart = pipeline.clock.unsafeCurrentTimeMillis()

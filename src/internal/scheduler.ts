@@ -193,7 +193,7 @@ export const make = (options?: {
           const keys = Internal.resourcesOf(kernel, checked.right)
           if (Either.isLeft(keys)) return Effect.succeed(refuse(call, Either.left(keys.left)))
           const timing: Call.Timing = { startedAt: -1 }
-          const body = Call.run(pipeline, kernel, call, checked.right, {
+          const body = Call.run(pipeline, tool, kernel, call, checked.right, {
             onProgress: runOptions?.onProgress,
             started: Call.startTiming(pipeline, timing),
             keys: keys.right

@@ -60,6 +60,8 @@ export interface Kernel {
   /** Resource keys of a call; empty for none. */
   readonly resources: (params: unknown) => ReadonlyArray<string>
   readonly permission: Permission.Spec<unknown, any> | undefined
+  /** What a call says it runs confined by (`"workspace:/abs/root"`), for its permission request; a claim. */
+  readonly confined: ((params: unknown) => string | undefined) | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -168,6 +168,7 @@ export const readFile = (ctx: Context) =>
       )
     },
     failure: WorkspaceError,
+    confined: () => `workspace:${ctx.root.path}`,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     resource: ({ path }) => fileKey(ctx, path),
     handler: ({ limit = DEFAULT_READ_LIMIT, offset = 0, path: given }) =>
@@ -220,6 +221,7 @@ export const writeFile = (ctx: Context) => {
       content: Schema.String.annotations({ description: "The whole new content" })
     },
     failure: WorkspaceError,
+    confined: () => `workspace:${ctx.root.path}`,
     annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
     resource: ({ path }) => fileKey(ctx, path),
     permission: {
@@ -283,6 +285,7 @@ export const editFile = (ctx: Context) => {
       replace_all: Schema.optional(Schema.Boolean.annotations({ description: "Replace every occurrence" }))
     },
     failure: WorkspaceError,
+    confined: () => `workspace:${ctx.root.path}`,
     annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
     resource: ({ path }) => fileKey(ctx, path),
     permission: {

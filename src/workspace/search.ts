@@ -178,6 +178,7 @@ export const glob = (ctx: Context) =>
       path: Schema.optional(Schema.String.annotations({ description: "The folder to search (default the root)" }))
     },
     failure: WorkspaceError,
+    confined: () => `workspace:${ctx.root.path}`,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     handler: ({ path: given, pattern }) =>
       Effect.gen(function*() {
@@ -245,6 +246,7 @@ export const grep = (ctx: Context) =>
       ignore_case: Schema.optional(Schema.Boolean.annotations({ description: "Match letters in either case" }))
     },
     failure: WorkspaceError,
+    confined: () => `workspace:${ctx.root.path}`,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     handler: ({ ignore_case, include, literal, path: given, pattern }) =>
       Effect.gen(function*() {
@@ -339,6 +341,7 @@ export const listDir = (ctx: Context) =>
       )
     },
     failure: WorkspaceError,
+    confined: () => `workspace:${ctx.root.path}`,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     handler: ({ ignore: patterns, path: given }) =>
       Effect.gen(function*() {
