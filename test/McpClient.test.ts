@@ -911,6 +911,13 @@ describe("McpClient", () => {
         expect(pid.gone()).toBe(true)
       }))
 
+    it.live("a list of pages without end is refused, never taken as the server's whole list", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Effect.scoped(McpClient.connect(fault("pages"))))
+        expect(error.reason).toBe("TooLarge")
+        expect(error.message).toBe("the MCP server \"fault-server\" did not end its tool list within 1000 pages")
+      }))
+
     it.live("the whole first listing, every page, is under connectTimeout", () =>
       Effect.gen(function*() {
         const started = Date.now()

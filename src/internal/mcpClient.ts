@@ -748,10 +748,16 @@ const listPages = (session: Session, timeoutMillis: number): Effect.Effect<Reado
       }
       tools.push(...result.tools)
       cursor = result.nextCursor
-      if (cursor === undefined || cursors.has(cursor)) break
+      if (cursor === undefined || cursors.has(cursor)) return tools
       cursors.add(cursor)
     }
-    return tools
+    // a list that has not ended is not the server's list: never a silent part of it
+    return yield* Effect.fail(
+      new McpClientError({
+        reason: "TooLarge",
+        message: `the ${session.label} did not end its tool list within ${MAX_PAGES} pages`
+      })
+    )
   })
 
 /**
