@@ -35,6 +35,7 @@ import * as ProcessTree from "./internal/processTree.js"
 import * as Recorder from "./Recorder.js"
 import * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
+import * as ApplyPatch from "./workspace/applyPatch.js"
 import * as Confined from "./workspace/confined.js"
 import { WorkspaceError } from "./workspace/errors.js"
 import * as Files from "./workspace/files.js"
@@ -139,6 +140,11 @@ export interface Options {
   readonly root: string
   /** The default timeout of `bash` (default {@link DEFAULT_BASH_TIMEOUT}). */
   readonly bashTimeout?: Duration.DurationInput | undefined
+  /**
+   * Whether the toolkit has `apply_patch` (default true): it writes only as `edit_file` does (confined, previewed,
+   * the same resource keys), several files at once.
+   */
+  readonly applyPatch?: boolean | undefined
 }
 
 const lastLine = (output: string): string => {
@@ -249,6 +255,7 @@ export const toolkit = (options: Options) =>
       Files.readFile(files),
       Files.writeFile(files),
       Files.editFile(files),
+      ...(options.applyPatch === false ? [] : [ApplyPatch.applyPatch(files)]),
       bash(shell, timeout),
       Search.glob(files),
       Search.grep(files),

@@ -247,6 +247,7 @@ describe.concurrent("agent-tools", () => {
       "read_file",
       "write_file",
       "edit_file",
+      "apply_patch",
       "bash",
       "glob",
       "grep",
@@ -378,6 +379,7 @@ describe.concurrent("agent-tools", () => {
       "read_file",
       "write_file",
       "edit_file",
+      "apply_patch",
       "bash",
       "glob",
       "grep",
@@ -389,7 +391,7 @@ describe.concurrent("agent-tools", () => {
     expect(answers).toEqual({
       "1": "     1\thi",
       "2":
-        "Error: unknown tool \"nope\"; available tools: read_file, write_file, edit_file, bash, glob, grep, list_dir",
+        "Error: unknown tool \"nope\"; available tools: read_file, write_file, edit_file, apply_patch, bash, glob, grep, list_dir",
       "3": "Bad arguments: path: expected a string, got 1"
     })
   })
