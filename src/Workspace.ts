@@ -38,6 +38,7 @@ import * as Toolkit from "./Toolkit.js"
 import * as ApplyPatch from "./workspace/applyPatch.js"
 import * as Confined from "./workspace/confined.js"
 import { WorkspaceError } from "./workspace/errors.js"
+import * as Fetch from "./workspace/fetch.js"
 import * as Files from "./workspace/files.js"
 import type { Root } from "./workspace/paths.js"
 import * as Search from "./workspace/search.js"
@@ -130,6 +131,64 @@ export const endLeftovers = (processes: ReadonlyArray<BashProcess>): Effect.Effe
   })
 
 /**
+ * How much of a body `fetch` reads (after decompression) when {@link FetchOptions} set no `maxBytes`: 5 MB.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_FETCH_MAX_BYTES: number = Fetch.DEFAULT_FETCH_MAX_BYTES
+
+/**
+ * How long one `fetch` (redirects included) may take when {@link FetchOptions} set no `timeout`: 30 seconds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_FETCH_TIMEOUT: Duration.Duration = Fetch.DEFAULT_FETCH_TIMEOUT
+
+/**
+ * How many redirects `fetch` follows when {@link FetchOptions} set no `maxRedirects`: 5.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_FETCH_MAX_REDIRECTS: number = Fetch.DEFAULT_FETCH_MAX_REDIRECTS
+
+/**
+ * What `fetch` may do. It is network access for a model that reads pages anyone can write, so it reaches public
+ * addresses only unless told otherwise (docs/workspace.md, "fetch").
+ *
+ * @example
+ * ```ts
+ * import type { Workspace } from "effect-agent-tools"
+ *
+ * // the public web, and the docs server on this machine's port 4000; nothing else private
+ * const fetch: Workspace.FetchOptions = { allowHosts: ["localhost:4000"], timeout: "10 seconds" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FetchOptions {
+  /** How much of a body is read, after decompression (default {@link DEFAULT_FETCH_MAX_BYTES}). */
+  readonly maxBytes?: number | undefined
+  /** How long one fetch may take, redirects included (default {@link DEFAULT_FETCH_TIMEOUT}). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** How many redirects are followed (default {@link DEFAULT_FETCH_MAX_REDIRECTS}). */
+  readonly maxRedirects?: number | undefined
+  /**
+   * Whether loopback, private, link-local and other non-public addresses may be reached, by the first URL or a
+   * redirect (default false: a page the model read could otherwise point it at the router, a local server or a
+   * cloud metadata service).
+   */
+  readonly allowPrivateNetwork?: boolean | undefined
+  /** Hosts (`name` or `name:port`, as in a URL) that may be reached whatever their addresses. */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** The `User-Agent` header (default `effect-agent-tools-fetch/0.1`). */
+  readonly userAgent?: string | undefined
+}
+
+/**
  * Options of {@link toolkit}.
  *
  * @since 0.1.0
@@ -145,7 +204,21 @@ export interface Options {
    * the same resource keys), several files at once.
    */
   readonly applyPatch?: boolean | undefined
+  /**
+   * Whether the toolkit has `fetch` (default false), and what it may reach. Off by default: it is network access,
+   * and a model can send what it read in a URL as easily as it can read a page.
+   */
+  readonly fetch?: boolean | FetchOptions | undefined
 }
+
+const fetchSettings = (given: FetchOptions): Fetch.Settings => ({
+  maxBytes: given.maxBytes ?? Fetch.DEFAULT_FETCH_MAX_BYTES,
+  timeout: given.timeout === undefined ? Fetch.DEFAULT_FETCH_TIMEOUT : Duration.decode(given.timeout),
+  maxRedirects: given.maxRedirects ?? Fetch.DEFAULT_FETCH_MAX_REDIRECTS,
+  allowPrivateNetwork: given.allowPrivateNetwork === true,
+  allowHosts: new Set((given.allowHosts ?? []).map((host) => host.toLowerCase())),
+  userAgent: given.userAgent ?? "effect-agent-tools-fetch/0.1"
+})
 
 const lastLine = (output: string): string => {
   const lines = output.trimEnd().split("\n")
@@ -259,6 +332,9 @@ export const toolkit = (options: Options) =>
       bash(shell, timeout),
       Search.glob(files),
       Search.grep(files),
-      Search.listDir(files)
+      Search.listDir(files),
+      ...(options.fetch === undefined || options.fetch === false
+        ? []
+        : [Fetch.fetchTool(fetchSettings(options.fetch === true ? {} : options.fetch))])
     )
   })
