@@ -1,6 +1,6 @@
 /**
- * Built-in coding tools confined to one folder: `read_file`, `write_file`, `edit_file`, `bash`, `glob`, `grep`,
- * `list_dir`.
+ * Built-in coding tools confined to one folder: `read_file`, `write_file`, `edit_file`, `apply_patch`, `bash`,
+ * `glob`, `grep`, `list_dir`, and `fetch` when asked for ({@link Options}).
  *
  * Every path resolves inside the root: absolute paths elsewhere, `..` escapes and symbolic links leading outside
  * (dangling ones included, at any depth) are refused with a message saying the path is outside the workspace. On
@@ -13,6 +13,11 @@
  * (action `write`); `bash` asks with action `execute` and the command as its description. Calls on one file share
  * the resource key `file:<absolute path>`, calls of `bash` the key `shell:session`, so a batch keeps the model's
  * order where it matters and runs the rest alongside. `grep` takes RE2 syntax and matches in linear time.
+ *
+ * `apply_patch` applies a patch of several files (the apply_patch format or a unified diff) all or nothing: every
+ * file is planned in memory and staged before the first is committed, and a failed commit puts back what it
+ * committed. `fetch` (off by default: it is network access) reads a URL as text, HTML as Markdown, bounded in size
+ * and time, and reaches public addresses only unless the host allows more ({@link FetchOptions}).
  *
  * `bash` keeps one shell's state per toolkit (the working directory and exported variables persist between
  * calls), each command run by a bash of its own in a process group and session of its own: interrupting or timing

@@ -9,7 +9,10 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Effect, Layer, Schema } from "effect"
+import { Elicitation, Permission, Tool, Toolkit } from "../src/index.js"
 import { flagsOf, merge, parse } from "../src/internal/shellFlags.js"
+import * as Program from "../src/internal/shellProgram.js"
 import { fixture } from "./fixtures/compiled.js"
 import { root } from "./interop/peers.js"
 
@@ -234,6 +237,65 @@ describe("ShellProgram", () => {
         stderr: "agent-tools run: the workspace root /no/such/folder does not exist\n"
       })
     })
+  })
+
+  describe("questions: \"host\"", () => {
+    const Ask = Tool.make("ask", {
+      description: "Ask, then act",
+      parameters: {},
+      permission: { action: "act" },
+      handler: () =>
+        Effect.map(
+          Effect.orDie(Tool.elicit({ message: "Which?", schema: { pick: Schema.String } })),
+          (answer) => (answer._tag === "Accept" ? answer.content.pick : `got ${answer._tag}`)
+        )
+    })
+    const Strict = Tool.make("strict", {
+      description: "Ask, and fail without an answer",
+      parameters: {},
+      handler: () =>
+        Effect.flatMap(
+          Effect.orDie(Tool.elicit({ message: "Sure?", schema: { ok: Schema.Boolean } })),
+          (answer) => (answer._tag === "Accept" ? Effect.succeed("ok") : Effect.dieMessage("no answer"))
+        )
+    })
+    const kit = Toolkit.make(Ask, Strict)
+    const host = (argv: ReadonlyArray<string>, layer: Layer.Layer<never>) =>
+      Effect.gen(function*() {
+        let stdout = ""
+        let stderr = ""
+        const io: Program.Io = {
+          stdout: (text) => void (stdout += text),
+          stderr: (text) => void (stderr += text),
+          stdin: Effect.succeed("")
+        }
+        const code = yield* Program.run(kit, argv, { name: "p", description: undefined, questions: "host" }, io).pipe(
+          Effect.provide(layer)
+        )
+        return { code, stdout, stderr }
+      })
+
+    it.effect("the host's requester and elicitor answer; a Cancel that sinks the call exits 3", () =>
+      Effect.gen(function*() {
+        const answers = Layer.merge(
+          Permission.layer(() => Effect.succeed(Permission.allow)),
+          Elicitation.layer(() => Effect.succeed(Elicitation.accept({ pick: "b" })))
+        )
+        expect(yield* host(["ask"], answers)).toEqual({ code: 0, stdout: "b\n", stderr: "" })
+        const refusing = Permission.layer(() => Effect.succeed(Permission.deny("policy")))
+        expect(yield* host(["ask"], refusing)).toEqual({
+          code: 1,
+          stdout: "",
+          stderr: "Error: permission denied: ask (act): policy\n"
+        })
+        // no elicitor: Cancel; a tool that carries on exits 0, one that fails exits 3
+        expect(yield* host(["--yes", "ask"], Layer.empty)).toEqual({ code: 0, stdout: "got Cancel\n", stderr: "" })
+        const strict = yield* host(["strict"], Layer.empty)
+        expect(strict.code).toBe(3)
+        expect(strict.stderr).toBe(
+          "Error: tool \"strict\" panicked: no answer\np: nobody was there to answer the question \"Sure?\"\n"
+        )
+      }))
   })
 
   describe("the parser", () => {

@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { Executor, Permission } from "../src/index.js"
 import * as Workspace from "../src/Workspace.js"
 import type { Change, Ready } from "../src/workspace/applyPatch.js"
-import { commitAll, MAX_PATCH_CHARACTERS } from "../src/workspace/applyPatch.js"
+import { commitAll, MAX_PATCH_CHARACTERS, MAX_PATCH_FILES } from "../src/workspace/applyPatch.js"
 import { applyHunks } from "../src/workspace/patchApply.js"
 import { parse } from "../src/workspace/patchText.js"
 import { call, makeRoot, run, session } from "./fixtures/workspace.js"
@@ -338,6 +338,21 @@ describe("apply_patch", () => {
         expect(yield* refused(root, huge)).toBe(
           "the patch is 4 MB long; the limit is 4 MB: send it in several smaller patches"
         )
+      }))
+
+    it.effect("a patch of more files than the limit is refused, whatever its size", () =>
+      Effect.gen(function*() {
+        const root = makeRoot({ "a.txt": "a\n" })
+        const adds = Array.from({ length: MAX_PATCH_FILES + 1 }, (_, i) => `*** Add File: new/${i}.txt\n+${i}`)
+        expect(yield* refused(root, `*** Begin Patch\n${adds.join("\n")}\n*** End Patch`)).toBe(
+          `the patch changes ${MAX_PATCH_FILES + 1} files; the limit is ${MAX_PATCH_FILES}: send it in several ` +
+            "smaller patches"
+        )
+        const fine = adds.slice(0, MAX_PATCH_FILES)
+        expect(yield* apply(root, `*** Begin Patch\n${fine.join("\n")}\n*** End Patch`)).toMatch(
+          /^applied the patch:\n  added new\/0\.txt \(1 line\)\n/
+        )
+        expect(fs.readdirSync(path.join(root, "new"))).toHaveLength(MAX_PATCH_FILES)
       }))
 
     it.effect("a patch in a here-document, as models write for a shell, is read as the patch", () =>
