@@ -5,40 +5,22 @@
  * (`UPDATE_GOLDEN=1` writes them). The parser's finer rules are pinned without a process at the end.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as ChildProcess from "node:child_process"
+import { Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Layer, Schema } from "effect"
 import { Elicitation, Permission, Tool, Toolkit } from "../src/index.js"
 import { flagsOf, merge, parse } from "../src/internal/shellFlags.js"
 import * as Program from "../src/internal/shellProgram.js"
 import { fixture } from "./fixtures/compiled.js"
+import { runNode } from "./helpers.js"
 import { root } from "./interop/peers.js"
 
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+const demo = (words: ReadonlyArray<string>, input?: string) =>
+  runNode(fixture("shell-program"), words, { input, cwd: root })
 
-/** Runs `node <script> ...words` with stdin a pipe given `input` and closed (no terminal anywhere). */
-const runNode = (script: string, words: ReadonlyArray<string>, input = "", cwd = root) =>
-  new Promise<Ran>((resolve, reject) => {
-    const child = ChildProcess.spawn(process.execPath, [script, ...words], { cwd, stdio: ["pipe", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(input)
-  })
-
-const demo = (words: ReadonlyArray<string>, input?: string) => runNode(fixture("shell-program"), words, input)
-
-const agentTools = (words: ReadonlyArray<string>, input?: string, cwd?: string) =>
-  runNode(path.join(root, "dist/cli/main.js"), words, input, cwd)
+const agentTools = (words: ReadonlyArray<string>, input?: string, cwd = root) =>
+  runNode(path.join(root, "dist/cli/main.js"), words, { input, cwd })
 
 /** Compares text with a golden file under test/golden; `UPDATE_GOLDEN=1` writes it instead. */
 const golden = (file: string, text: string): void => {

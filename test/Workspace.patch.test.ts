@@ -350,7 +350,7 @@ describe("apply_patch", () => {
         )
         const fine = adds.slice(0, MAX_PATCH_FILES)
         expect(yield* apply(root, `*** Begin Patch\n${fine.join("\n")}\n*** End Patch`)).toMatch(
-          /^applied the patch:\n  added new\/0\.txt \(1 line\)\n/
+          /^applied the patch:\n {2}added new\/0\.txt \(1 line\)\n/
         )
         expect(fs.readdirSync(path.join(root, "new"))).toHaveLength(MAX_PATCH_FILES)
       }))

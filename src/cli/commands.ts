@@ -118,6 +118,8 @@ const RUN = "agent-tools run"
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, FileSystem.FileSystem | Path.Path> =>
   Effect.suspend(() => {
+    // a reader that goes away (`agent-tools run ... | head`) ends the output, not the process with a stack trace
+    process.stdout.on("error", () => {})
     let root = process.cwd()
     let fetch = false
     let at = 0

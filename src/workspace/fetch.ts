@@ -174,10 +174,15 @@ const open = (
           }),
         catch: (error) => new WorkspaceError({ message: `cannot fetch ${url.href}: ${(error as Error).message}` })
       }),
-      (request) => Effect.sync(() => request.destroy())
+      // a request destroyed before its answer came may still report an error: nobody is waiting for it then
+      (request) => Effect.sync(() => request.on("error", () => {}).destroy())
     )
     return yield* Effect.async<http.IncomingMessage, WorkspaceError>((resume) => {
-      request.once("response", (response) => resume(Effect.succeed(response)))
+      request.once("response", (response) => {
+        // an answer whose body is not read (a redirect, an image) is destroyed with its request
+        response.on("error", () => {})
+        resume(Effect.succeed(response))
+      })
       request.once("error", (error) => resume(Effect.fail(connectionError(url, error))))
       request.end()
     })
