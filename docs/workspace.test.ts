@@ -171,7 +171,7 @@ let docsServer = ""
 const server = http.createServer((_, response) => {
   response.writeHead(200, { "content-type": "text/html" })
   response.end(
-    "<html><head><title>Guide</title></head><body><h1>Guide</h1><p>Read <a href=\"/api\">the API</a>.</p></body></html>"
+    "<html><head><title>Guide</title></head><body><h1>Guide</h1><p>Read <a href=\"https://example.com/api\">the API</a>.</p></body></html>"
   )
 })
 beforeAll(() =>
@@ -198,7 +198,8 @@ const fetchDemo = Effect.scoped(Effect.gen(function*() {
   return outcomes.map(modelText)
 })).pipe(Effect.provide(NodeContext.layer))
 // => [
-//   "http://127.0.0.1:4000/guide (text/html, 112 bytes, converted to Markdown)\n\n# Guide\n\nRead [the API](/api).",
+//   "http://127.0.0.1:4000/guide (text/html, 131 bytes, converted to Markdown)\n\n# Guide\n\nRead [the API](
+//    https://example.com/api).",
 //   "Error: http://169.254.169.254/latest/meta-data/ was not fetched: 169.254.169.254 is a link-local address (cloud
 //    metadata services live there); fetch reaches public addresses only (the host running the tools can allow
 //    private ones)"
@@ -263,7 +264,7 @@ describe("docs/workspace.md", () => {
   it.live("fetch: a page as Markdown; a private address refused before any connection", () =>
     Effect.map(fetchDemo, (texts) =>
       expect(texts).toEqual([
-        `${docsServer}/guide (text/html, 112 bytes, converted to Markdown)\n\n# Guide\n\nRead [the API](/api).`,
+        `${docsServer}/guide (text/html, 131 bytes, converted to Markdown)\n\n# Guide\n\nRead [the API](https://example.com/api).`,
         "Error: http://169.254.169.254/latest/meta-data/ was not fetched: 169.254.169.254 is a link-local address " +
         "(cloud metadata services live there); fetch reaches public addresses only (the host running the tools can " +
         "allow private ones)"
