@@ -355,6 +355,17 @@ describe("apply_patch", () => {
         expect(fs.readdirSync(path.join(root, "new"))).toHaveLength(MAX_PATCH_FILES)
       }))
 
+    it.effect("a patch whose files hold more than 64 MB is refused before it reads them all", () =>
+      Effect.gen(function*() {
+        const root = makeRoot()
+        const big = Buffer.alloc(17 * 1024 * 1024, "a\n")
+        for (let i = 0; i < 4; i++) fs.writeFileSync(path.join(root, `big${i}.txt`), big)
+        const moves = [0, 1, 2, 3].map((i) => `*** Update File: big${i}.txt\n*** Move to: moved${i}.txt`)
+        expect(yield* refused(root, `*** Begin Patch\n${moves.join("\n")}\n*** End Patch`)).toBe(
+          "the files it changes hold more than 64 MB, before and after; send it in several smaller patches"
+        )
+      }))
+
     it.effect("a patch in a here-document, as models write for a shell, is read as the patch", () =>
       Effect.gen(function*() {
         const root = makeRoot({ "a.txt": "a\n" })

@@ -147,19 +147,27 @@ const plan = (ctx: FilesContext, text: string) =>
     const order: Array<FileState> = []
     let touched = 0
 
+    const tooMuch = () =>
+      refuse(
+        `the files it changes hold more than ${megabytes(MAX_PATCH_TOUCHED_BYTES)}, before and after; send it in ` +
+          "several smaller patches"
+      )
+
     /** The state of a path: resolved, and read the first time the patch names it. */
     const load = (given: string) =>
       Effect.gen(function*() {
-        const target = yield* Effect.scoped(Effect.gen(function*() {
+        const found = yield* Effect.scoped(Effect.gen(function*() {
           const resolved = yield* resolve(ctx.root, given)
+          const known = states.get(resolved.real)
+          if (known !== undefined) return known
           // only the folder the file is in stays open, not every folder on its way
           const dir = yield* Scope.extend(reopenDir(resolved.dir), scope).pipe(
             Effect.catchAll((error) => refuse(`${resolved.shown} cannot be opened: ${error.code}`))
           )
           return { ...resolved, dir }
         })).pipe(Effect.catchAll((error) => refuse(error.message)))
-        const known = states.get(target.real)
-        if (known !== undefined) return known
+        if ("target" in found) return found
+        const target = found
         if (target.kind === "directory") return yield* refuse(`${target.shown} is a folder; a patch changes files`)
         if (target.kind === "other") {
           return yield* refuse(
@@ -173,6 +181,7 @@ const plan = (ctx: FilesContext, text: string) =>
             Effect.catchAll((error) => refuse(error.message))
           )
           touched += bytes.length
+          if (touched > MAX_PATCH_TOUCHED_BYTES) return yield* tooMuch()
           let decoded: string | undefined
           if (!isBinary(bytes)) {
             try {
@@ -303,13 +312,7 @@ const plan = (ctx: FilesContext, text: string) =>
     if (changes.length === 0) {
       return yield* refuse("the patch changes nothing: every file would stay as it is")
     }
-    if (touched > MAX_PATCH_TOUCHED_BYTES) {
-      return yield* refuse(
-        `the files it changes hold ${megabytes(touched)}, before and after; the limit is ${
-          megabytes(MAX_PATCH_TOUCHED_BYTES)
-        }: send it in several smaller patches`
-      )
-    }
+    if (touched > MAX_PATCH_TOUCHED_BYTES) return yield* tooMuch()
     return { changes, summary, notes } satisfies Plan
   })
 
