@@ -2,9 +2,11 @@
  * The examples of docs/workspace.md, run (see ./examples.ts for how the page and this file are kept the same).
  */
 import { NodeContext } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Ref } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Executor, Permission, Recorder, ToolError, ToolResult, Workspace } from "../src/index.js"
@@ -114,6 +116,96 @@ const searchDemo = Effect.scoped(Effect.gen(function*() {
 // ]
 // #endregion
 
+// #region patch
+// continues the example "batch"
+
+const patchDemo = Effect.scoped(Effect.gen(function*() {
+  const kit = yield* Workspace.toolkit({ root })
+  const outcomes = yield* Executor.run(kit, [
+    {
+      id: "1",
+      name: "apply_patch",
+      arguments: {
+        patch: [
+          "*** Begin Patch",
+          "*** Add File: src/farewell.ts",
+          "+export const farewell = (name: string) => `Bye ${name}`",
+          "*** Update File: src/greet.ts",
+          "@@",
+          "-export const greet = (name: string) => `Hello ${name}`",
+          "+export const greet = (name: string) => `Hello, ${name}!`",
+          "*** End Patch"
+        ].join("\n")
+      }
+    },
+    {
+      id: "2",
+      name: "apply_patch",
+      arguments: {
+        patch: [
+          "--- a/src/farewell.ts",
+          "+++ b/src/farewell.ts",
+          "@@ -1 +1 @@",
+          "-export const farewell = (name: string) => `Ciao ${name}`",
+          "+export const farewell = (name: string) => `Bye, ${name}!`",
+          "--- /dev/null",
+          "+++ b/src/never.ts",
+          "@@ -0,0 +1 @@",
+          "+export {}"
+        ].join("\n")
+      }
+    }
+  ])
+  return outcomes.map(modelText)
+})).pipe(Effect.provide(NodeContext.layer))
+// => [
+//   "applied the patch:\n  added src/farewell.ts (1 line)\n  updated src/greet.ts (+1 -1)",
+//   "Error: the patch was not applied, no file was changed: src/farewell.ts, hunk 1 of 1 (\"@@ -1 +1 @@\"): its
+//    first line \"export const farewell = (name: string) => `Ciao ${name}`\" is not in the file; make its kept and
+//    removed lines repeat the file's lines exactly (read_file shows them), then send the patch again"
+// ]
+// #endregion
+
+/** The docs server of the fetch example: a page on this machine's loopback interface. */
+let docsServer = ""
+const server = http.createServer((_, response) => {
+  response.writeHead(200, { "content-type": "text/html" })
+  response.end(
+    "<html><head><title>Guide</title></head><body><h1>Guide</h1><p>Read <a href=\"https://example.com/api\">the API</a>.</p></body></html>"
+  )
+})
+beforeAll(() =>
+  new Promise<void>((ready) =>
+    server.listen(0, "127.0.0.1", () => {
+      docsServer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      ready()
+    })
+  )
+)
+afterAll(() => new Promise<void>((closed) => server.close(() => closed())))
+
+// #region fetch
+// continues the example "batch"
+// given: docsServer: string
+
+const fetchDemo = Effect.scoped(Effect.gen(function*() {
+  // fetch is opt-in; this one reaches the public web and the docs server on this machine, nothing else private
+  const kit = yield* Workspace.toolkit({ root, fetch: { allowHosts: [new URL(docsServer).host] } })
+  const outcomes = yield* Executor.run(kit, [
+    { id: "1", name: "fetch", arguments: { url: `${docsServer}/guide` } },
+    { id: "2", name: "fetch", arguments: { url: "http://169.254.169.254/latest/meta-data/" } }
+  ])
+  return outcomes.map(modelText)
+})).pipe(Effect.provide(NodeContext.layer))
+// => [
+//   "http://127.0.0.1:4000/guide (text/html, 131 bytes, converted to Markdown)\n\n# Guide\n\nRead [the API](
+//    https://example.com/api).",
+//   "Error: http://169.254.169.254/latest/meta-data/ was not fetched: 169.254.169.254 is a link-local address (cloud
+//    metadata services live there); fetch reaches public addresses only (the host running the tools can allow
+//    private ones)"
+// ]
+// #endregion
+
 describe("docs/workspace.md", () => {
   it("shows each example exactly as this file runs it", () =>
     checkExamples(new URL("./workspace.md", import.meta.url), new URL("./workspace.test.ts", import.meta.url)))
@@ -156,5 +248,25 @@ describe("docs/workspace.md", () => {
         "cannot match a repeat of an earlier group; search for the text itself; or set literal to search for the " +
         "text as it is",
         "logo.png was not searched: it is a binary file"
+      ])))
+
+  it.live("patch: two formats, all or nothing, the hunk that does not apply named", () =>
+    Effect.map(patchDemo, (texts) => {
+      expect(texts).toEqual([
+        "applied the patch:\n  added src/farewell.ts (1 line)\n  updated src/greet.ts (+1 -1)",
+        "Error: the patch was not applied, no file was changed: src/farewell.ts, hunk 1 of 1 (\"@@ -1 +1 @@\"): its " +
+        "first line \"export const farewell = (name: string) => `Ciao ${name}`\" is not in the file; make its kept " +
+        "and removed lines repeat the file's lines exactly (read_file shows them), then send the patch again"
+      ])
+      expect(fs.existsSync(path.join(root, "src/never.ts"))).toBe(false)
+    }))
+
+  it.live("fetch: a page as Markdown; a private address refused before any connection", () =>
+    Effect.map(fetchDemo, (texts) =>
+      expect(texts).toEqual([
+        `${docsServer}/guide (text/html, 131 bytes, converted to Markdown)\n\n# Guide\n\nRead [the API](https://example.com/api).`,
+        "Error: http://169.254.169.254/latest/meta-data/ was not fetched: 169.254.169.254 is a link-local address " +
+        "(cloud metadata services live there); fetch reaches public addresses only (the host running the tools can " +
+        "allow private ones)"
       ])))
 })

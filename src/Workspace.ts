@@ -1,6 +1,6 @@
 /**
- * Built-in coding tools confined to one folder: `read_file`, `write_file`, `edit_file`, `bash`, `glob`, `grep`,
- * `list_dir`.
+ * Built-in coding tools confined to one folder: `read_file`, `write_file`, `edit_file`, `apply_patch`, `bash`,
+ * `glob`, `grep`, `list_dir`, and `fetch` when asked for ({@link Options}).
  *
  * Every path resolves inside the root: absolute paths elsewhere, `..` escapes and symbolic links leading outside
  * (dangling ones included, at any depth) are refused with a message saying the path is outside the workspace. On
@@ -13,6 +13,11 @@
  * (action `write`); `bash` asks with action `execute` and the command as its description. Calls on one file share
  * the resource key `file:<absolute path>`, calls of `bash` the key `shell:session`, so a batch keeps the model's
  * order where it matters and runs the rest alongside. `grep` takes RE2 syntax and matches in linear time.
+ *
+ * `apply_patch` applies a patch of several files (the apply_patch format or a unified diff) all or nothing: every
+ * file is planned in memory and staged before the first is committed, and a failed commit puts back what it
+ * committed. `fetch` (off by default: it is network access) reads a URL as text, HTML as Markdown, bounded in size
+ * and time, and reaches public addresses only unless the host allows more ({@link FetchOptions}).
  *
  * `bash` keeps one shell's state per toolkit (the working directory and exported variables persist between
  * calls), each command run by a bash of its own in a process group and session of its own: interrupting or timing
@@ -35,8 +40,10 @@ import * as ProcessTree from "./internal/processTree.js"
 import * as Recorder from "./Recorder.js"
 import * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
+import * as ApplyPatch from "./workspace/applyPatch.js"
 import * as Confined from "./workspace/confined.js"
 import { WorkspaceError } from "./workspace/errors.js"
+import * as Fetch from "./workspace/fetch.js"
 import * as Files from "./workspace/files.js"
 import type { Root } from "./workspace/paths.js"
 import * as Search from "./workspace/search.js"
@@ -129,6 +136,64 @@ export const endLeftovers = (processes: ReadonlyArray<BashProcess>): Effect.Effe
   })
 
 /**
+ * How much of a body `fetch` reads (after decompression) when {@link FetchOptions} set no `maxBytes`: 5 MB.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_FETCH_MAX_BYTES: number = Fetch.DEFAULT_FETCH_MAX_BYTES
+
+/**
+ * How long one `fetch` (redirects included) may take when {@link FetchOptions} set no `timeout`: 30 seconds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_FETCH_TIMEOUT: Duration.Duration = Fetch.DEFAULT_FETCH_TIMEOUT
+
+/**
+ * How many redirects `fetch` follows when {@link FetchOptions} set no `maxRedirects`: 5.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_FETCH_MAX_REDIRECTS: number = Fetch.DEFAULT_FETCH_MAX_REDIRECTS
+
+/**
+ * What `fetch` may do. It is network access for a model that reads pages anyone can write, so it reaches public
+ * addresses only unless told otherwise (docs/workspace.md, "fetch").
+ *
+ * @example
+ * ```ts
+ * import type { Workspace } from "effect-agent-tools"
+ *
+ * // the public web, and the docs server on this machine's port 4000; nothing else private
+ * const fetch: Workspace.FetchOptions = { allowHosts: ["localhost:4000"], timeout: "10 seconds" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FetchOptions {
+  /** How much of a body is read, after decompression (default {@link DEFAULT_FETCH_MAX_BYTES}). */
+  readonly maxBytes?: number | undefined
+  /** How long one fetch may take, redirects included (default {@link DEFAULT_FETCH_TIMEOUT}). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** How many redirects are followed (default {@link DEFAULT_FETCH_MAX_REDIRECTS}). */
+  readonly maxRedirects?: number | undefined
+  /**
+   * Whether loopback, private, link-local and other non-public addresses may be reached, by the first URL or a
+   * redirect (default false: a page the model read could otherwise point it at the router, a local server or a
+   * cloud metadata service).
+   */
+  readonly allowPrivateNetwork?: boolean | undefined
+  /** Hosts (`name` or `name:port`, as in a URL) that may be reached whatever their addresses. */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** The `User-Agent` header (default `effect-agent-tools-fetch/0.1`). */
+  readonly userAgent?: string | undefined
+}
+
+/**
  * Options of {@link toolkit}.
  *
  * @since 0.1.0
@@ -139,7 +204,26 @@ export interface Options {
   readonly root: string
   /** The default timeout of `bash` (default {@link DEFAULT_BASH_TIMEOUT}). */
   readonly bashTimeout?: Duration.DurationInput | undefined
+  /**
+   * Whether the toolkit has `apply_patch` (default true): it writes only as `edit_file` does (confined, previewed,
+   * the same resource keys), several files at once.
+   */
+  readonly applyPatch?: boolean | undefined
+  /**
+   * Whether the toolkit has `fetch` (default false), and what it may reach. Off by default: it is network access,
+   * and a model can send what it read in a URL as easily as it can read a page.
+   */
+  readonly fetch?: boolean | FetchOptions | undefined
 }
+
+const fetchSettings = (given: FetchOptions): Fetch.Settings => ({
+  maxBytes: given.maxBytes ?? Fetch.DEFAULT_FETCH_MAX_BYTES,
+  timeout: given.timeout === undefined ? Fetch.DEFAULT_FETCH_TIMEOUT : Duration.decode(given.timeout),
+  maxRedirects: given.maxRedirects ?? Fetch.DEFAULT_FETCH_MAX_REDIRECTS,
+  allowPrivateNetwork: given.allowPrivateNetwork === true,
+  allowHosts: new Set((given.allowHosts ?? []).map((host) => host.toLowerCase())),
+  userAgent: given.userAgent ?? "effect-agent-tools-fetch/0.1"
+})
 
 const lastLine = (output: string): string => {
   const lines = output.trimEnd().split("\n")
@@ -249,9 +333,13 @@ export const toolkit = (options: Options) =>
       Files.readFile(files),
       Files.writeFile(files),
       Files.editFile(files),
+      ...(options.applyPatch === false ? [] : [ApplyPatch.applyPatch(files)]),
       bash(shell, timeout),
       Search.glob(files),
       Search.grep(files),
-      Search.listDir(files)
+      Search.listDir(files),
+      ...(options.fetch === undefined || options.fetch === false
+        ? []
+        : [Fetch.fetchTool(fetchSettings(options.fetch === true ? {} : options.fetch))])
     )
   })

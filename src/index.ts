@@ -43,6 +43,8 @@ export * as ProviderFormat from "./ProviderFormat.js"
 /** @since 0.1.0 */
 export * as Recorder from "./Recorder.js"
 /** @since 0.1.0 */
+export * as ShellProgram from "./ShellProgram.js"
+/** @since 0.1.0 */
 export * as StdioProvider from "./StdioProvider.js"
 /** @since 0.1.0 */
 export * as Tool from "./Tool.js"

@@ -272,6 +272,24 @@ describe("Executor", () => {
         expect(log.lines.indexOf("end a")).toBeLessThan(log.lines.indexOf("start c"))
       }))
 
+    it.effect("a call naming one key twice runs (it does not wait for itself), and the next on the key after it", () =>
+      Effect.gen(function*() {
+        const log = makeLog()
+        const kit = Toolkit.make(sleeper(log))
+        const outcomes = yield* withClock(Executor.run(kit, [
+          call("twice", { tag: "twice", ms: 10, keys: ["a", "b", "a"] }),
+          call("after", { tag: "after", ms: 10, keys: ["a"] })
+        ]))
+        expect(outcomes.map(modelText)).toEqual(["twice", "after"])
+        expect(log.lines.indexOf("end twice")).toBeLessThan(log.lines.indexOf("start after"))
+        expect(
+          Executor.plan(kit, [
+            call("twice", { tag: "twice", ms: 10, keys: ["a", "b", "a"] }),
+            call("after", { tag: "after", ms: 10, keys: ["a"] })
+          ]).calls.map((c) => [c.waitsFor, c.keys])
+        ).toEqual([[[], ["a", "b"]], [[0], ["a"]]])
+      }))
+
     it.effect("a fixed resource string serialises every call of the tool", () =>
       Effect.gen(function*() {
         let active = 0

@@ -123,7 +123,8 @@ describe("confined", () => {
     Effect.runPromise(
       Effect.scoped(Effect.gen(function*() {
         const root = makeRoot()
-        const kit = yield* Workspace.toolkit({ root })
+        // fetch reads the network, not the workspace: it claims nothing
+        const kit = yield* Workspace.toolkit({ root, fetch: true })
         const claims = Object.fromEntries(kit.tools.map((tool) => [tool.name, tool[Tool.KernelId].confined?.({})]))
         expect(claims).toEqual({
           read_file: `workspace:${root}`,
@@ -132,7 +133,9 @@ describe("confined", () => {
           bash: undefined,
           glob: `workspace:${root}`,
           grep: `workspace:${root}`,
-          list_dir: `workspace:${root}`
+          list_dir: `workspace:${root}`,
+          apply_patch: `workspace:${root}`,
+          fetch: undefined
         })
       })).pipe(Effect.provide(NodeContext.layer))
     ))

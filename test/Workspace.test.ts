@@ -401,6 +401,7 @@ describe("Workspace", () => {
         "read_file",
         "write_file",
         "edit_file",
+        "apply_patch",
         "bash",
         "glob",
         "grep",

@@ -11,35 +11,17 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { widthOf } from "../src/cli/render.js"
+import type { Ran } from "./helpers.js"
+import { runNode } from "./helpers.js"
 import { root, serverEverything } from "./interop/peers.js"
 
 const bin = path.join(root, "dist/cli/main.js")
-
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
 /** Runs the binary without a terminal (stdin is a pipe closed after `input`). */
 const runCli = (
   args: ReadonlyArray<string>,
   options: { readonly input?: string; readonly cwd?: string; readonly env?: Record<string, string> } = {}
-) =>
-  new Promise<Ran>((resolve, reject) => {
-    const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd ?? root,
-      env: { ...process.env, ...options.env },
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(options.input ?? "")
-  })
+) => runNode(bin, args, { ...options, cwd: options.cwd ?? root })
 
 const workspace = (files: Record<string, string>): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-test-"))
@@ -247,6 +229,7 @@ describe.concurrent("agent-tools", () => {
       "read_file",
       "write_file",
       "edit_file",
+      "apply_patch",
       "bash",
       "glob",
       "grep",
@@ -378,6 +361,7 @@ describe.concurrent("agent-tools", () => {
       "read_file",
       "write_file",
       "edit_file",
+      "apply_patch",
       "bash",
       "glob",
       "grep",
@@ -389,7 +373,7 @@ describe.concurrent("agent-tools", () => {
     expect(answers).toEqual({
       "1": "     1\thi",
       "2":
-        "Error: unknown tool \"nope\"; available tools: read_file, write_file, edit_file, bash, glob, grep, list_dir",
+        "Error: unknown tool \"nope\"; available tools: read_file, write_file, edit_file, apply_patch, bash, glob, grep, list_dir",
       "3": "Bad arguments: path: expected a string, got 1"
     })
   })

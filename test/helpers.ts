@@ -6,6 +6,7 @@ import { expect } from "@effect/vitest"
 import type { Duration } from "effect"
 import type { MetricPair } from "effect"
 import { Effect, Either, Fiber, Metric, MetricState, TestClock, Tracer } from "effect"
+import * as ChildProcess from "node:child_process"
 import { ToolError, ToolResult } from "../src/index.js"
 
 /** What the model reads for an outcome: the result's text parts, or the error as `Error: ...`. */
@@ -55,4 +56,39 @@ export const callsTotal = (tool: string, outcome: string) =>
     if (pair === undefined) return 0
     expect(MetricState.isCounterState(pair.metricState)).toBe(true)
     return (pair.metricState as MetricState.MetricState.Counter<number>).count
+  })
+
+/** What a child process said, and how it ended. */
+export interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `node <script> ...args` without a terminal (stdin is a pipe closed after `input`), the way a model's shell or
+ * a host runs a program; gives its exit code and output.
+ */
+export const runNode = (
+  script: string,
+  args: ReadonlyArray<string>,
+  options: {
+    readonly input?: string | undefined
+    readonly cwd: string
+    readonly env?: Record<string, string> | undefined
+  }
+) =>
+  new Promise<Ran>((resolve, reject) => {
+    const child = ChildProcess.spawn(process.execPath, [script, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(options.input ?? "")
   })

@@ -187,6 +187,20 @@ describe("the scheduler", () => {
       expect(outcomes.map(modelText)).toEqual(["x1", "y1", "xy", "v", "free"])
     }))
 
+  it.effect("a call naming one key twice runs, and waits only for the calls before it", () =>
+    Effect.gen(function*() {
+      const scheduler = yield* Scheduler.make({ maxParallel: 4 })
+      const t = makeKit()
+      const first = yield* Effect.fork(scheduler.run(t.kit, t.call("twice", "wait", ["k", "k"])))
+      const second = yield* Effect.fork(scheduler.run(t.kit, t.call("after", "wait", ["k"])))
+      yield* settle
+      expect(t.log).toEqual(["start twice"])
+      yield* t.open("twice")
+      yield* t.open("after")
+      expect(modelText(yield* Fiber.join(first))).toBe("twice")
+      expect(modelText(yield* Fiber.join(second))).toBe("after")
+    }))
+
   it.effect("interrupted waiting calls give back their places: slots and keys stay whole", () =>
     Effect.gen(function*() {
       const scheduler = yield* Scheduler.make({ maxParallel: 1 })

@@ -9,20 +9,18 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as readline from "node:readline"
-import type { Readable, Writable } from "node:stream"
-import * as Elicitation from "../Elicitation.js"
-import * as Permission from "../Permission.js"
+import { printable, terminalElicitor, terminalRequester } from "../internal/terminal.js"
+import * as ShellProgram from "../ShellProgram.js"
 import * as Tool from "../Tool.js"
 import type * as ToolDefinition from "../ToolDefinition.js"
 import * as ToolError from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
-import type * as ToolResult from "../ToolResult.js"
 import * as Workspace from "../Workspace.js"
 import * as Demo from "./demo.js"
 import * as Records from "./records.js"
 import { oneLine, stderrSink, stdoutSink, truncate } from "./render.js"
 
+export { printable, terminalElicitor, terminalRequester } from "../internal/terminal.js"
 export { version } from "./version.js"
 
 /** A command line that cannot be run as given (exit code 2). */
@@ -43,11 +41,11 @@ const stdoutClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
 export const demo = Effect.raceFirst(Effect.suspend(() => Demo.run(stdoutSink())), stdoutClosed)
 
 export const list = (
-  root: string,
+  workspace: Workspace.Options,
   format: ToolDefinition.Format
 ): Effect.Effect<void, Workspace.WorkspaceError, FileSystem.FileSystem | Path.Path> =>
   Effect.scoped(Effect.gen(function*() {
-    const kit = yield* Workspace.toolkit({ root })
+    const kit = yield* Workspace.toolkit(workspace)
     process.stdout.write(JSON.stringify(Toolkit.definitions(kit, format), null, 2) + "\n")
   }))
 
@@ -57,188 +55,6 @@ const readStdin = Effect.async<string>((resume) => {
   process.stdin.on("end", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
   process.stdin.on("error", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
 })
-
-/** Asks on the terminal; with no terminal, refuses unless `yes`. */
-export const terminalRequester = (yes: boolean): Layer.Layer<Permission.Requester> =>
-  Permission.layer((request) => {
-    if (yes) return Effect.succeed(Permission.allow)
-    if (process.stdin.isTTY !== true || process.stderr.isTTY !== true) {
-      return Effect.succeed(Permission.deny("no terminal to ask on; run again with --yes to allow it"))
-    }
-    return Effect.async<Permission.Decision>((resume) => {
-      const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
-      const preview = request.preview === undefined ? "" : `${request.preview}\n`
-      rl.question(
-        `${preview}${request.tool} wants to ${request.action}: ${request.description}\nAllow? [y/N] `,
-        (a) => {
-          rl.close()
-          resume(
-            Effect.succeed(/^y(es)?$/i.test(a.trim()) ? Permission.allow : Permission.deny("refused at the prompt"))
-          )
-        }
-      )
-      return Effect.sync(() => rl.close())
-    })
-  })
-
-/** The streams a terminal prompt uses; a test gives its own. */
-export interface Terminal {
-  readonly input: Readable & { readonly isTTY?: boolean | undefined }
-  readonly output: Writable & { readonly isTTY?: boolean | undefined }
-}
-
-const processTerminal = (): Terminal => ({ input: process.stdin, output: process.stderr })
-
-/** How a field is described next to its name: what it takes, and its default. */
-const fieldHint = (field: Elicitation.Field, required: boolean): string => {
-  const choices = (options: ReadonlyArray<{ readonly const: string; readonly title: string }>) =>
-    options.map((o, i) => `${i + 1}) ${o.title}`).join(", ")
-  let kind: string
-  if (field.type === "array") {
-    kind = `any of ${
-      "anyOf" in field.items ? choices(field.items.anyOf) : field.items.enum.join(", ")
-    }, comma-separated`
-  } else if ("oneOf" in field) kind = `one of ${choices(field.oneOf)}`
-  else if ("enum" in field) kind = `one of ${field.enum.join(", ")}`
-  else if (field.type === "boolean") kind = "y/n"
-  else if (field.type === "string") kind = field.format ?? "text"
-  else kind = field.type === "integer" ? "a whole number" : "a number"
-  const def = field.default === undefined
-    ? required ? "" : ", optional"
-    : `, default ${Array.isArray(field.default) ? field.default.join(",") : String(field.default)}`
-  return `${kind}${def}`
-}
-
-/** The options of a choice field as `{ const, title }`, whichever way the form lists them. */
-const optionsOf = (field: Elicitation.Field): ReadonlyArray<{ readonly const: string; readonly title: string }> => {
-  if (field.type === "array") {
-    return "anyOf" in field.items ? field.items.anyOf : field.items.enum.map((v) => ({ const: v, title: v }))
-  }
-  if ("oneOf" in field) return field.oneOf
-  if ("enum" in field) return field.enum.map((v, i) => ({ const: v, title: field.enumNames?.[i] ?? v }))
-  return []
-}
-
-/** One choice typed by its value, its label or its number. */
-const pick = (
-  options: ReadonlyArray<{ readonly const: string; readonly title: string }>,
-  typed: string
-): string | undefined => {
-  const n = Number(typed)
-  if (Number.isInteger(n) && n >= 1 && n <= options.length) return options[n - 1].const
-  const lower = typed.toLowerCase()
-  return options.find((o) => o.const === typed || o.title.toLowerCase() === lower)?.const
-}
-
-/** A typed answer as the field's value, or why it is not one. */
-const parseField = (
-  field: Elicitation.Field,
-  typed: string
-): { readonly value: string | number | boolean | ReadonlyArray<string> } | { readonly problem: string } => {
-  const options = optionsOf(field)
-  if (field.type === "array") {
-    const picked = typed.split(",").map((part) => part.trim()).filter((part) => part !== "").map((part) =>
-      pick(options, part)
-    )
-    if (picked.some((p) => p === undefined)) return { problem: "pick from the choices listed" }
-    return { value: picked as ReadonlyArray<string> }
-  }
-  if (options.length > 0) {
-    const picked = pick(options, typed)
-    return picked === undefined ? { problem: "pick one of the choices listed" } : { value: picked }
-  }
-  switch (field.type) {
-    case "boolean":
-      if (/^(y|yes|true)$/i.test(typed)) return { value: true }
-      if (/^(n|no|false)$/i.test(typed)) return { value: false }
-      return { problem: "answer y or n" }
-    case "integer":
-    case "number": {
-      const n = Number(typed)
-      if (typed === "" || !Number.isFinite(n)) return { problem: "type a number" }
-      if (field.type === "integer" && !Number.isInteger(n)) return { problem: "type a whole number" }
-      return { value: n }
-    }
-    default:
-      return { value: typed }
-  }
-}
-
-/**
- * Asks a question on the terminal: a form field by field (Enter keeps a default or skips an optional field; a
- * choice is typed by its value, its label or its number), then whether to send it (`n` declines); a page to open,
- * then whether it was done. End of input (Ctrl-D) cancels. With no terminal the answer is `Cancel`: nobody is
- * there to ask, and nobody refused.
- */
-export const terminalElicitor = (terminal: Terminal = processTerminal()): Layer.Layer<Elicitation.Elicitor> =>
-  Elicitation.layer((request) => {
-    const { input, output } = terminal
-    if (input.isTTY !== true || output.isTTY !== true) return Effect.succeed(Elicitation.cancel)
-    return Effect.async<Elicitation.Result<Elicitation.Content>>((resume) => {
-      const rl = readline.createInterface({ input, output, terminal: false })
-      let done = false
-      const finish = (result: Elicitation.Result<Elicitation.Content>) => {
-        if (done) return
-        done = true
-        rl.close()
-        resume(Effect.succeed(result))
-      }
-      rl.on("close", () => finish(Elicitation.cancel))
-      const ask = (question: string) => new Promise<string>((answer) => rl.question(question, answer))
-      const converse = async (): Promise<Elicitation.Result<Elicitation.Content>> => {
-        output.write(`${request.message}\n`)
-        if (request.mode === "url") {
-          output.write(`Open: ${request.url ?? ""}\n`)
-          const went = await ask("Done? [y/N] ")
-          return /^y(es)?$/i.test(went.trim()) ? Elicitation.accept({}) : Elicitation.decline
-        }
-        const form = request.requestedSchema ?? { type: "object", properties: {} }
-        const required = new Set(form.required ?? [])
-        const content: Record<string, string | number | boolean | ReadonlyArray<string>> = {}
-        for (const [name, field] of Object.entries(form.properties)) {
-          const label = `  ${field.title ?? name}${field.description === undefined ? "" : ` (${field.description})`}`
-          for (;;) {
-            const typed = (await ask(`${label} [${fieldHint(field, required.has(name))}]: `)).trim()
-            if (typed === "") {
-              if (field.default !== undefined) content[name] = field.default
-              if (field.default !== undefined || !required.has(name)) break
-              output.write("    this one is required\n")
-              continue
-            }
-            const parsed = parseField(field, typed)
-            if ("value" in parsed) {
-              content[name] = parsed.value
-              break
-            }
-            output.write(`    ${parsed.problem}\n`)
-          }
-        }
-        const send = await ask("Send? [Y/n] ")
-        return /^n(o)?$/i.test(send.trim()) ? Elicitation.decline : Elicitation.accept(content)
-      }
-      converse().then(finish, () => finish(Elicitation.cancel))
-      return Effect.sync(() => {
-        done = true
-        rl.close()
-      })
-    })
-  })
-
-/** How a result prints for a person: text parts as they are, other parts as a one-line summary. */
-export const printable = (result: ToolResult.ToolResult): string =>
-  result.content.map((part) => {
-    switch (part.type) {
-      case "text":
-        return part.text
-      case "image":
-      case "audio":
-        return `[${part.type} ${part.mimeType}, ${Math.floor(part.data.length * 3 / 4)} bytes]`
-      case "resource":
-        return part.resource.text ?? `[resource ${part.resource.uri}]`
-      case "resource_link":
-        return `[resource link ${part.uri}]`
-    }
-  }).join("\n")
 
 /** Progress for people: a live line on a terminal, a line per report elsewhere. */
 export const progressPrinter = () => {
@@ -265,13 +81,13 @@ export const progressPrinter = () => {
 }
 
 export const call = (
-  root: string,
+  workspace: Workspace.Options,
   toolName: string,
   json: string | undefined,
   yes: boolean
 ): Effect.Effect<void, Workspace.WorkspaceError | UsageError | CommandFailed, FileSystem.FileSystem | Path.Path> =>
   Effect.scoped(Effect.gen(function*() {
-    const kit = yield* Workspace.toolkit({ root })
+    const kit = yield* Workspace.toolkit(workspace)
     const tool = kit.byName.get(toolName)
     if (tool === undefined) {
       return yield* Effect.fail(
@@ -290,4 +106,44 @@ export const call = (
     }
     const text = printable(outcome.right)
     process.stdout.write(text.endsWith("\n") ? text : `${text}\n`)
-  })).pipe(Effect.provide(Records.layer(root)))
+  })).pipe(Effect.provide(Records.layer(workspace.root)))
+
+/** The name `agent-tools run` gives itself in its usage text. */
+const RUN = "agent-tools run"
+
+/**
+ * `agent-tools run [--root DIR] [--fetch] <what ShellProgram.run takes>`: the workspace toolkit as a shell program.
+ * Its own options come first; everything from the first other word on is the program's command line (so a tool's
+ * flags are never taken for the CLI's). Parsed here, not by @effect/cli, whose commands are fixed in advance.
+ */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.suspend(() => {
+    // a reader that goes away (`agent-tools run ... | head`) ends the output, not the process with a stack trace
+    process.stdout.on("error", () => {})
+    let root = process.cwd()
+    let fetch = false
+    let at = 0
+    for (; at < argv.length; at++) {
+      const word = argv[at]
+      if (word === "--fetch") fetch = true
+      else if (word === "--root" || word.startsWith("--root=")) {
+        const value = word === "--root" ? argv[++at] : word.slice("--root=".length)
+        if (value === undefined || value === "") {
+          process.stderr.write(`${RUN}: --root needs a folder: --root <dir>\n`)
+          return Effect.succeed(2)
+        }
+        root = value
+      } else break
+    }
+    return Effect.scoped(Effect.gen(function*() {
+      const kit = yield* Effect.either(Workspace.toolkit({ root, fetch }))
+      if (Either.isLeft(kit)) {
+        process.stderr.write(`${RUN}: ${kit.left.message}\n`)
+        return 2
+      }
+      return yield* ShellProgram.run(kit.right, argv.slice(at), {
+        name: RUN,
+        description: "the workspace tools, confined to --root (default: the current folder)"
+      })
+    })).pipe(Effect.provide(Records.layer(root)))
+  })

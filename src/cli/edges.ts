@@ -18,7 +18,7 @@ import * as ToolError from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
 import * as Workspace from "../Workspace.js"
 import { CommandFailed, printable, progressPrinter, UsageError } from "./commands.js"
-import { root, rootOf } from "./options.js"
+import { fetch, root, rootOf, workspaceOf } from "./options.js"
 import * as Records from "./records.js"
 import type { Sink } from "./render.js"
 import { cell, oneLine, stdoutSink, truncate, widthOf, writeText } from "./render.js"
@@ -28,6 +28,7 @@ const serverInfo = { name: "agent-tools", version }
 
 export const mcp = Command.make("mcp", {
   root,
+  fetch,
   http: Options.integer("http").pipe(
     Options.withDescription("Serve Streamable HTTP on this port (0 picks a free one) instead of stdio"),
     Options.optional
@@ -36,9 +37,9 @@ export const mcp = Command.make("mcp", {
     Options.withDescription(`The address to listen on with --http (default ${McpServer.DEFAULT_HOST})`),
     Options.optional
   )
-}, ({ host, http, root }) =>
+}, ({ fetch, host, http, root }) =>
   Effect.scoped(Effect.gen(function*() {
-    const kit = yield* Workspace.toolkit({ root: rootOf(root) })
+    const kit = yield* Workspace.toolkit(workspaceOf(root, fetch))
     if (Option.isNone(http)) return yield* McpServer.stdio(kit, serverInfo)
     const { url } = yield* McpServer.http(kit, {
       ...serverInfo,
@@ -51,13 +52,17 @@ export const mcp = Command.make("mcp", {
     Command.withDescription("Serve the workspace tools over MCP (stdio by default, or Streamable HTTP)")
   )
 
-export const provider = Command.make("provider", { root }, ({ root }) =>
-  Effect.scoped(Effect.gen(function*() {
-    const kit = yield* Workspace.toolkit({ root: rootOf(root) })
-    return yield* StdioProvider.serve(kit)
-  })).pipe(Effect.provide(Records.layer(rootOf(root))))).pipe(
-    Command.withDescription("Serve the workspace tools as a stdio tool provider (JSON lines)")
-  )
+export const provider = Command.make(
+  "provider",
+  { root, fetch },
+  ({ fetch, root }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const kit = yield* Workspace.toolkit(workspaceOf(root, fetch))
+      return yield* StdioProvider.serve(kit)
+    })).pipe(Effect.provide(Records.layer(rootOf(root))))
+).pipe(
+  Command.withDescription("Serve the workspace tools as a stdio tool provider (JSON lines)")
+)
 
 const commandLine = Args.text({ name: "command" }).pipe(
   Args.withDescription("The command to run, after --, with its arguments"),

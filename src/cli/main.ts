@@ -3,7 +3,8 @@
  * The `agent-tools` binary: the workspace tools served over MCP or as a stdio provider, their definitions, one
  * call, a look at any MCP server, a bridge from a stdio provider to MCP, and a demo.
  *
- * Exit codes: 0 success; 1 a tool error (its `Error: ...` line on stderr); 2 a usage error.
+ * Exit codes: 0 success; 1 a tool error (its `Error: ...` line on stderr); 2 a usage error; 3 (`run`) a question
+ * nobody was there to answer.
  *
  * @internal
  */
@@ -21,7 +22,7 @@ import * as Option from "effect/Option"
 import * as ToolDefinition from "../ToolDefinition.js"
 import * as Commands from "./commands.js"
 import * as Edges from "./edges.js"
-import { root, rootOf } from "./options.js"
+import { fetch, root, workspaceOf } from "./options.js"
 import { wantsColor } from "./render.js"
 
 const demo = Command.make("demo", {}, () => Commands.demo).pipe(
@@ -33,26 +34,45 @@ const list = Command.make("list", {
     Options.withDefault("openAiChat" as const),
     Options.withDescription("The provider format of the definitions")
   ),
-  root
-}, ({ format, root }) => Commands.list(rootOf(root), format)).pipe(
+  root,
+  fetch
+}, ({ fetch, format, root }) => Commands.list(workspaceOf(root, fetch), format)).pipe(
   Command.withDescription("Print the workspace tools' definitions as JSON")
 )
 
-const call = Command.make("call", {
-  tool: Args.text({ name: "tool" }).pipe(Args.withDescription("The tool to call")),
-  json: Args.text({ name: "json" }).pipe(
-    Args.withDescription("The arguments as JSON, or - to read them from stdin (default {})"),
-    Args.optional
-  ),
-  yes: Options.boolean("yes").pipe(Options.withDescription("Allow what needs permission without asking")),
-  root
-}, ({ json, root, tool, yes }) => Commands.call(rootOf(root), tool, Option.getOrUndefined(json), yes)).pipe(
+const call = Command.make(
+  "call",
+  {
+    tool: Args.text({ name: "tool" }).pipe(Args.withDescription("The tool to call")),
+    json: Args.text({ name: "json" }).pipe(
+      Args.withDescription("The arguments as JSON, or - to read them from stdin (default {})"),
+      Args.optional
+    ),
+    yes: Options.boolean("yes").pipe(Options.withDescription("Allow what needs permission without asking")),
+    root,
+    fetch
+  },
+  ({ fetch, json, root, tool, yes }) => Commands.call(workspaceOf(root, fetch), tool, Option.getOrUndefined(json), yes)
+).pipe(
   Command.withDescription("Call one workspace tool: output on stdout, progress and errors on stderr")
+)
+
+/**
+ * Listed for `--help` only: `run`'s command line is the tools' own, which no fixed parser knows, so main.ts hands
+ * it to Commands.run before @effect/cli sees it.
+ */
+const run = Command.make("run", {
+  line: Args.text({ name: "tool and flags" }).pipe(Args.repeated)
+}, () => Effect.void).pipe(
+  Command.withDescription(
+    "Run the workspace tools as one shell program: run [--root DIR] [--fetch] <tool> --<param> <value> ... " +
+      "[<json> | -]; run help, run schema <tool>, run usage --markdown (the usage a model reads)"
+  )
 )
 
 const command = Command.make("agent-tools").pipe(
   Command.withDescription("The tool layer for LLM agents: workspace tools, MCP, stdio providers"),
-  Command.withSubcommands([demo, list, call, Edges.mcp, Edges.provider, Edges.inspect, Edges.bridge])
+  Command.withSubcommands([demo, list, call, run, Edges.mcp, Edges.provider, Edges.inspect, Edges.bridge])
 )
 
 const cli = Command.run(command, { name: "agent-tools", version: Commands.version })
@@ -97,7 +117,7 @@ const cliConsole = (base: Console.Console): Console.Console => {
   }
 }
 
-Effect.suspend(() => cli(process.argv)).pipe(
+Effect.suspend(() => (process.argv[2] === "run" ? Commands.run(process.argv.slice(3)) : cli(process.argv))).pipe(
   (program) => Effect.consoleWith((base) => Effect.withConsole(program, cliConsole(base))),
   Effect.provide(NodeContext.layer),
   Effect.exit,

@@ -438,10 +438,20 @@ export const prepare = (kernel: Kernel, args: unknown): Either.Either<unknown, T
 const invalid = (tool: string, problems: ReadonlyArray<Problem>): InvalidArguments =>
   makeError(InvalidArguments, { tool, problems: problems.map(makeProblem) })
 
+/**
+ * Keys named once each: a call that names a key twice would otherwise wait for itself. Most calls name none or
+ * one, which costs nothing here.
+ */
+const distinct = (keys: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (keys.length < 2) return keys
+  for (let i = 1; i < keys.length; i++) if (keys.indexOf(keys[i]) < i) return [...new Set(keys)]
+  return keys
+}
+
 /** The resource keys of a prepared call; a throwing key function is a defect of that call. */
 export const resourcesOf = (kernel: Kernel, params: unknown): Either.Either<ReadonlyArray<string>, ToolError> => {
   try {
-    return Either.right(kernel.resources(params))
+    return Either.right(distinct(kernel.resources(params)))
   } catch (error) {
     return Either.left(defect(kernel.name, `computing the resource keys failed: ${reasonOf(error)}`, error))
   }

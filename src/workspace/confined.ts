@@ -81,6 +81,7 @@ const rename = (from: string, to: string) => sync(() => fs.renameSync(from, to))
 const link = (from: string, to: string) => sync(() => fs.linkSync(from, to))
 const unlink = (path: string) => Effect.ignore(sync(() => fs.unlinkSync(path)))
 const fchmod = (fd: number, mode: number) => sync(() => fs.fchmodSync(fd, mode))
+const rmdir = (path: string) => Effect.ignore(sync(() => fs.rmdirSync(path)))
 export const readdir = (dir: Dir) =>
   call<Array<fs.Dirent>>((done) => fs.readdir(self(dir), { withFileTypes: true }, done))
 
@@ -101,6 +102,15 @@ export const openDir = (dir: Dir, name: string): Effect.Effect<Dir, SystemError,
       stats.isDirectory()
         ? Effect.succeed<Dir>({ fd: undefined, real: nodePath.join(dir.real, name) })
         : Effect.fail(new SystemError({ code: "ENOTDIR", reason: `${name} is not a folder` })))
+
+/**
+ * The folder `dir` held open once more, in the caller's scope: a walk's folders can then be closed while the one
+ * it ended in stays open (a patch of many files holds one descriptor per file, not one per folder on its way).
+ */
+export const reopenDir = (dir: Dir): Effect.Effect<Dir, SystemError, Scope.Scope> =>
+  procFd.enabled && dir.fd !== undefined
+    ? Effect.map(open(self(dir), O_RDONLY | O_DIRECTORY), (fd): Dir => ({ fd, real: dir.real }))
+    : Effect.succeed(dir)
 
 /** Opens a root folder as given (links in its path followed: the root is what its owner chose). */
 export const openRoot = (real: string): Effect.Effect<Dir, SystemError, Scope.Scope> =>
@@ -350,3 +360,20 @@ export const writeAtomic = (
   options: WriteOptions
 ): Effect.Effect<void, WriteRefused> =>
   Effect.scoped(Effect.flatMap(stage(root, dir, name, bytes, options), (staged) => staged.commit))
+
+/**
+ * Removes the entry `name` of `dir` (a link is removed, never followed), once the folder is checked to be inside
+ * the root still.
+ */
+export const removeEntry = (root: Dir, dir: Dir, name: string): Effect.Effect<void, WriteRefused> =>
+  Effect.gen(function*() {
+    if (!(yield* folderInside(root, dir))) {
+      return yield* writeRefused("its folder was moved out of the workspace (nothing was removed)")
+    }
+    yield* sync(() => fs.unlinkSync(entry(dir, name))).pipe(
+      Effect.catchAll((error) => writeRefused(`cannot remove it: ${error.code}`))
+    )
+  })
+
+/** Removes the folder `name` of `dir` if it is empty; anything else leaves it as it is. */
+export const removeEmptyDir = (dir: Dir, name: string): Effect.Effect<void> => rmdir(entry(dir, name))

@@ -42,11 +42,11 @@ const imageTypes: Record<string, string> = {
 /** What this toolkit has read: absolute path -> hash of the content it saw. */
 export type Seen = Map<string, string>
 
-const hash = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex")
+export const hash = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex")
 
 const failWith = (message: string) => Effect.fail(new WorkspaceError({ message }))
 
-const isBinary = (bytes: Uint8Array): boolean => {
+export const isBinary = (bytes: Uint8Array): boolean => {
   const end = Math.min(bytes.length, 8192)
   for (let i = 0; i < end; i++) if (bytes[i] === 0) return true
   return false
@@ -153,7 +153,8 @@ const splitLines = (text: string): Array<string> => {
   return lines
 }
 
-const fileKey = (ctx: Context, given: string): string => `file:${nodePath.resolve(ctx.root.path, given)}`
+/** The resource key of a file the model named: calls on one file run in the model's order. */
+export const fileKey = (ctx: Context, given: string): string => `file:${nodePath.resolve(ctx.root.path, given)}`
 
 export const readFile = (ctx: Context) =>
   Tool.make("read_file", {
@@ -201,7 +202,11 @@ export const readFile = (ctx: Context) =>
 
 /** A unified diff of a change, for permission previews and answers. */
 export const unifiedDiff = (shown: string, before: string, after: string): string =>
-  createTwoFilesPatch(`a/${shown}`, `b/${shown}`, before, after, undefined, undefined, { context: 3 })
+  fileDiff(`a/${shown}`, `b/${shown}`, before, after)
+
+/** A unified diff between two named sides (`/dev/null` for a file added or deleted). */
+export const fileDiff = (oldName: string, newName: string, before: string, after: string): string =>
+  createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: 3 })
     // jsdiff starts with a line of "=" (its "Index:" separator), which is no part of a unified diff
     .replace(/^=+\n/, "")
 

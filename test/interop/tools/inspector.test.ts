@@ -137,19 +137,20 @@ describe("MCP Inspector CLI against `agent-tools mcp` (dist/, no TypeScript load
     invalid = runs[2]
   }, 120_000)
 
-  it("lists the seven workspace tools with their hints", () => {
+  it("lists the eight workspace tools with their hints", () => {
     expect(list.code, list.stderr).toBe(0)
     const tools = resultOf(list).tools as Array<Record<string, unknown>>
     expect(tools.map((tool) => tool.name)).toEqual([
       "read_file",
       "write_file",
       "edit_file",
+      "apply_patch",
       "bash",
       "glob",
       "grep",
       "list_dir"
     ])
-    expect(tools[3].annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false })
+    expect(tools[4].annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false })
   })
 
   it("calls read_file in the workspace", () => {
