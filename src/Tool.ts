@@ -88,6 +88,25 @@ export type Annotations = Context.Annotations
 export type Progress = Context.Progress
 
 /**
+ * What running a call again is safe for, as the tool's author states it (the Go design's "running a call again"):
+ *
+ * - `"safe"`: running a call twice has the effect of running it once (a read, a pure computation, a PUT of a whole
+ *   value): a call cut short by a crash is simply run again;
+ * - `"keyed"`: the tool passes the call's idempotency key (`Tool.currentCall`) to what it changes, and promises
+ *   that a second call with a completed call's key has no further effect: a call cut short is run again with its
+ *   original key;
+ * - `"unknown"` (the default): nothing is promised; a call cut short is never run again on its own, its outcome is
+ *   unknown.
+ *
+ * Annotations (`idempotent`, `readOnly`) are hints from the tool's author or a remote server and never stand in
+ * for it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Replay = "safe" | "keyed" | "unknown"
+
+/**
  * The call a handler is running for.
  *
  * @since 0.1.0
@@ -142,6 +161,8 @@ export interface Tool<
   readonly strict: boolean
   /** A batch containing this tool runs one call at a time, in order. */
   readonly sequential: boolean
+  /** What running a call of this tool again is safe for (see {@link Replay}); `"unknown"` unless the tool says. */
+  readonly replay: Replay
   /** This tool's own timeout; when undefined the executor's default applies. */
   readonly timeout: Duration.Duration | undefined
   /** Whether arguments are checked before the handler runs. */
@@ -388,6 +409,8 @@ export interface CommonOptions<P, RP, EP = unknown> {
   readonly title?: string | undefined
   readonly strict?: boolean | undefined
   readonly sequential?: boolean | undefined
+  /** What running a call again is safe for (see {@link Replay}); default `"unknown"`. */
+  readonly replay?: Replay | undefined
   readonly resource?: Resource<P> | undefined
   readonly annotations?: Annotations | undefined
   readonly timeout?: Duration.DurationInput | undefined
@@ -444,6 +467,7 @@ const Proto = {
       annotations: this.annotations,
       strict: this.strict,
       sequential: this.sequential,
+      replay: this.replay,
       ...(this.timeout === undefined ? {} : { timeout: Inspectable.toJSON(this.timeout) }),
       validate: this.validate,
       ...(this.permissionAction === undefined ? {} : { permissionAction: this.permissionAction }),
@@ -517,6 +541,7 @@ const applyOptions = (
   self.title = options.title ?? annotations.title
   self.annotations = annotations
   self.sequential = options.sequential === true
+  self.replay = options.replay ?? "unknown"
   self.timeout = timeout
   self.permissionAction = options.permission?.action
   self[OptionsId] = options
@@ -760,7 +785,7 @@ export type WrapOptions<P, RP = never, EP = never> = Partial<Omit<CommonOptions<
 
 /**
  * A tool that runs another function but is the original in every other way: the same name, description, title,
- * schemas and their projections, annotations, resource keys, `sequential`, timeout, `strict`, `validate`,
+ * schemas and their projections, annotations, resource keys, `sequential`, `replay`, timeout, `strict`, `validate`,
  * permission, confinement, output mapping (`success`, `toModelOutput`) and failure messages. Every property of the
  * original is carried over as it is (a test enumerates them, so a property added to tools later is carried over
  * too), unless `options` says otherwise (see {@link WrapOptions}).

@@ -1682,6 +1682,7 @@ describe("a tool as a value", () => {
     annotations: { destructive: true },
     strict: true,
     sequential: false,
+    replay: "unknown",
     timeout: { _id: "Duration", _tag: "Millis", millis: 2000 },
     validate: true,
     permissionAction: "write",
@@ -1700,6 +1701,7 @@ describe("a tool as a value", () => {
       annotations: {},
       strict: false,
       sequential: false,
+      replay: "unknown",
       validate: true,
       inputSchema: { type: "object", properties: {}, required: [], additionalProperties: false }
     })
