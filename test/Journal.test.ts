@@ -57,7 +57,8 @@ const outcomes: ReadonlyArray<Either.Either<ToolResult.ToolResult, ToolError.Too
   Either.left(new ToolError.ToolDefect({ tool: "echo", reason: "boom", cause: Cause.die(new Error("boom")) })),
   Either.left(new ToolError.ToolTimeout({ tool: "echo", timeout: Duration.seconds(30) })),
   Either.left(new ToolError.PermissionDenied({ tool: "echo", description: "echo it", reason: "no" })),
-  Either.left(new ToolError.ToolInterrupted({ tool: "echo", partial: "half" }))
+  Either.left(new ToolError.ToolInterrupted({ tool: "echo", partial: "half" })),
+  Either.left(new ToolError.ToolOutcomeUnknown({ tool: "echo", idempotencyKey: "k" }))
 ]
 
 /** What the model would see of an outcome: the comparison that matters after a round trip. */
