@@ -4,9 +4,10 @@
  * bound. Leases are in Journal.lease.test.ts, faults in Journal.faults.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Either, Option, Schema } from "effect"
+import { Cause, Duration, Effect, Either, FastCheck, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { Journal, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
+import * as Codec from "../src/internal/journal/codec.js"
 import type * as Service from "../src/internal/journal/service.js"
 import { begin, call, dispatch, stores } from "./fixtures/journal.js"
 
@@ -396,5 +397,32 @@ describe("Journal's module graph", () => {
     // the check sees imports at all: the SQLite store's module does load them
     const sqlite = [...staticGraph(new URL("../src/internal/journal/sqlite.ts", import.meta.url))]
     expect(sqlite).toContain("@effect/sql-sqlite-node/SqliteClient")
+  })
+})
+
+describe("an outcome's JSON", () => {
+  const slow = (value: Either.Either<ToolResult.ToolResult, ToolError.ToolError>) =>
+    Codec.toJson(Schema.encodeSync(Codec.Outcome)(value))
+
+  it("of plain text parts (written without the schema) is the schema's encoding, to the character", () =>
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.string({ unit: "binary" }), { maxLength: 4 }),
+        FastCheck.boolean(),
+        (texts, terminate) => {
+          const result = ToolResult.parts(texts.map((text) => ({ type: "text" as const, text })))
+          const value = Either.right(terminate ? ToolResult.withTerminate(result) : result)
+          expect(Either.getOrThrow(Codec.encodeOutcome(value))).toBe(slow(value))
+          expect(Schema.decodeSync(Schema.parseJson(Codec.Outcome))(Either.getOrThrow(Codec.encodeOutcome(value))))
+            .toEqual(value)
+        }
+      ),
+      { seed: 17, numRuns: 100 }
+    ))
+
+  it("of anything else is the schema's encoding", () => {
+    for (const value of outcomes) expect(Either.getOrThrow(Codec.encodeOutcome(value))).toBe(slow(value))
+    const annotated = ToolResult.parts([{ type: "text", text: "x", annotations: { priority: 1 } }])
+    expect(Either.getOrThrow(Codec.encodeOutcome(Either.right(annotated)))).toBe(slow(Either.right(annotated)))
   })
 })
