@@ -23,6 +23,9 @@
  * {@link plan} gives the chains a batch will run in without running it: the executor's own scan, for a harness that
  * dispatches calls itself.
  *
+ * A batch run with a `runId` ({@link run}, {@link JournaledOptions}) is journaled by the `Journal` service, each
+ * call's dispatch durable before it runs, and {@link resume} finishes one whose process died.
+ *
  * Each call runs in a span `Executor.call` (attributes `tool.name`, `tool.call_id`, `tool.resource_keys`,
  * `tool.outcome`) and counts in the metrics `agent_tools_calls_total` (by tool and outcome),
  * `agent_tools_call_duration_ms` and `agent_tools_resource_wait_ms`.

@@ -17,6 +17,11 @@
  * whose lease expired and take one over ({@link Journal.Service.takeOver}): two hosts never own the same run, and
  * a host that lost its lease can no longer write to the run.
  *
+ * The journal is written by a run, not by hand: provide a journal layer to `Agent.run` / `Agent.stream` with a
+ * `runId` (or to `Executor.run` with a `runId`) and the run is journaled, and resumed when the journal has it.
+ * What a resumed run finds of a call that was running when its process died was left by a dead host: the
+ * {@link Cleanup} handlers end what its records name.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

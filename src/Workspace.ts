@@ -101,7 +101,8 @@ export type BashProcess = typeof BashProcess.Type
 export const BASH_PROCESS_NAMESPACE = Shell.RECORD_NAMESPACE
 
 /**
- * Ends what recorded `bash` commands left running, for a host recovering from a crash: every live process whose
+ * Ends what recorded `bash` commands left running, for a host recovering from a crash (a journaled run resumed by
+ * another host does it with its built-in cleanup of these records, see `Journal.Cleanup`): every live process whose
  * environment carries one of the records' markers (found through `/proc`, so also those that left the process
  * group with `setsid`), SIGTERM then SIGKILL after a grace. A process without the marker is never touched,
  * whatever its process group: ids are reused. Gives how many processes were found. Without `/proc` it finds

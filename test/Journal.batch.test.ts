@@ -5,10 +5,12 @@
  * crashes of real processes on SQLite and Postgres are in Journal.crash.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Ref, Schema } from "effect"
+import { Effect, Either, Fiber, Option, Ref, Schema, TestClock } from "effect"
 import { Executor, Journal, Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import type * as Service from "../src/internal/journal/service.js"
 import { stores } from "./fixtures/journal.js"
+
+const sqlite = stores[1].database
 
 const memory = stores[0].database
 
@@ -354,6 +356,71 @@ describe("a journal that fails mid-batch", () => {
       const error = yield* Effect.flip(provide(failingAfterStep)(Executor.run(kit, calls, { runId: "f" })))
       expect(error).toMatchObject({ reason: "Unavailable", message: "the database went away" })
       expect(tools.runs).toEqual({})
+    }))
+
+  it.scoped("SQLite full (its page limit, the error a full disk gives) at the dispatch: nothing runs, Full", () =>
+    Effect.gen(function*() {
+      const db = yield* sqlite
+      const sql = db.sql!
+      const journal = yield* db.host()
+      const steps = journal.step
+      // once the calls are journaled, the file cannot grow: a dispatch bigger than what is left fails
+      const filling: Journal.Journal.Service = {
+        ...journal,
+        step: (entry) =>
+          Effect.zipRight(
+            steps(entry),
+            Effect.flatMap(
+              sql<{ page_count: number }>`PRAGMA page_count`,
+              ([{ page_count }]) => sql.unsafe(`PRAGMA max_page_count = ${page_count}`)
+            ).pipe(Effect.orDie)
+          )
+      }
+      const tools = counting()
+      const big = { id: "big", name: "safe", arguments: JSON.stringify({ n: 1, pad: "x".repeat(200_000) }) }
+      const Loose = Tool.make("safe", {
+        description: "Counts its runs",
+        parameters: Schema.Struct({ n: Schema.Number }),
+        replay: "safe",
+        handler: () => Effect.sync(() => void (tools.runs.safe = (tools.runs.safe ?? 0) + 1))
+      })
+      const error = yield* Effect.flip(
+        Effect.provideService(Executor.run(Toolkit.make(Loose), [big], { runId: "full" }), Journal.Journal, filling)
+      )
+      expect(error).toMatchObject({ reason: "Full" })
+      expect(error.message).toContain("SQLITE_FULL")
+      expect(tools.runs).toEqual({})
+      expect((yield* journal.calls("full")).filter((c) => Option.isSome(c.dispatch))).toEqual([])
+    }))
+
+  it.scoped("a lease lost mid-run (another host took the run over) stops the running calls and fails Conflict", () =>
+    Effect.gen(function*() {
+      const db = yield* memory
+      const journal = yield* db.host({ leaseTtl: "3 seconds" })
+      let interrupted = false
+      const Waits = Tool.make("waits", {
+        description: "Waits for ever",
+        replay: "safe",
+        handler: () => Effect.onInterrupt(Effect.never, () => Effect.sync(() => void (interrupted = true)))
+      })
+      const fiber = yield* Effect.fork(
+        Effect.provideService(
+          Executor.run(Toolkit.make(Waits), [{ id: "w", name: "waits", arguments: "{}" }], { runId: "taken" }),
+          Journal.Journal,
+          journal
+        )
+      )
+      yield* Effect.yieldNow()
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      // this host stalled; another took the run over: the next renewal finds it gone
+      yield* db.plant("taken", "other-host", 60_000)
+      yield* TestClock.adjust("2 seconds")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({
+        reason: "Conflict",
+        message: "the lease of run \"taken\" was taken over by another host"
+      })
+      expect(interrupted).toBe(true)
     }))
 
   it.scoped("a run whose lease another host holds fails Conflict before anything runs", () =>
