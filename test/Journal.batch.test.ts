@@ -7,8 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Option, Ref, Schema, TestClock } from "effect"
 import { Executor, Journal, Permission, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
-import type * as Service from "../src/internal/journal/service.js"
-import { stores } from "./fixtures/journal.js"
+import { countCommits, stores } from "./fixtures/journal.js"
 
 const sqlite = stores[1].database
 
@@ -436,14 +435,4 @@ describe("a journal that fails mid-batch", () => {
       expect(error.message).toContain("leased by live-host")
       expect(tools.runs).toEqual({})
     }))
-})
-
-/** A store whose commits are counted, batch by batch. */
-const countCommits = (batches: Array<number>) => (store: Service.Store): Service.Store => ({
-  ...store,
-  commit: (writes, owner, now) =>
-    Effect.suspend(() => {
-      batches.push(writes.length)
-      return store.commit(writes, owner, now)
-    })
 })

@@ -8,8 +8,7 @@ import { Cause, Duration, Effect, Either, FastCheck, Option, Schema } from "effe
 import * as fs from "node:fs"
 import { Journal, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
 import * as Codec from "../src/internal/journal/codec.js"
-import type * as Service from "../src/internal/journal/service.js"
-import { begin, call, dispatch, stores } from "./fixtures/journal.js"
+import { begin, call, countCommits as counting, dispatch, stores } from "./fixtures/journal.js"
 
 const echo = Tool.make("echo", {
   description: "Echo the text",
@@ -73,16 +72,6 @@ const seen = (value: Either.Either<ToolResult.ToolResult, ToolError.ToolError>) 
       terminate: result.terminate
     })
   })
-
-/** A store whose commits are counted, batch by batch. */
-const counting = (batches: Array<number>) => (store: Service.Store): Service.Store => ({
-  ...store,
-  commit: (writes, owner, now) =>
-    Effect.suspend(() => {
-      batches.push(writes.length)
-      return store.commit(writes, owner, now)
-    })
-})
 
 for (const store of stores) {
   describe.skipIf(store.skip)(`Journal on ${store.name}`, () => {
