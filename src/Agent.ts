@@ -22,6 +22,10 @@
  * of that step's outcomes (what `EffectAi.results` gives, as data), so a run's transcript is a function of its
  * prompt and its steps.
  *
+ * A run with a `runId` and a `Journal` provided is durable: journaled as it goes, and resumed from the journal by
+ * the same call after its process died (the steps it has are not asked for again; the interrupted step's calls are
+ * finished by their tools' `replay`), see the `runId` option and the durable runs guide.
+ *
  * The model is a plain function from the transcript to the next assistant {@link Turn} ({@link Model}), so the
  * loop is tied to no client; without one, {@link languageModel}: the @effect/ai `LanguageModel` service from the
  * environment (loaded only then: @effect/ai is an optional peer dependency).
