@@ -1,23 +1,25 @@
 /**
- * Row 8: the journal's store. 1,000 writes shaped like one no-op call each (its dispatch, durable before the handler
- * would run, then its outcome), 8 calls in flight, through the SQLite journal with group commit, against a baseline
- * that writes the same rows per call with better-sqlite3 directly, one durable transaction per call; both in WAL
- * mode with `synchronous = FULL`, on the same disk, each in a file of its own, interleaved. The baseline gets the
- * better side of the durability rule: it makes a call's two rows durable in one transaction, where the journal
- * makes the dispatch durable before the outcome exists.
- *
- * (The row "1,000 calls of a no-op tool through the executor with the journal" comes once the journal is wired
- * into the call pipeline; this one measures the store.)
+ * Row 8: durable calls. 1,000 calls of a no-op tool through the executor, 8 in flight, journaled in SQLite
+ * (`Executor.run` with a `runId`: the run begun and leased, its calls journaled, each call's dispatch durable
+ * before its handler runs and its outcome as it ends, with group commit), against a baseline that writes the same
+ * rows per call with better-sqlite3 directly, one durable transaction per call, and runs nothing; both in WAL mode
+ * with `synchronous = FULL`, on the same disk, each in a file of its own, interleaved. The baseline gets the better
+ * side of the durability rule: it makes a call's two rows durable in one transaction, where the journal makes the
+ * dispatch durable before the handler runs and the outcome once it has.
  */
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Executor from "../src/Executor.js"
 import { encodeOutcome } from "../src/internal/journal/codec.js"
 import * as Journal from "../src/Journal.js"
+import * as Tool from "../src/Tool.js"
+import * as Toolkit from "../src/Toolkit.js"
 import * as ToolResult from "../src/ToolResult.js"
 import type { Line } from "./harness.js"
 import { interleave, median, micros, plan, quick, ratioOf, report } from "./harness.js"
@@ -33,29 +35,27 @@ process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }))
 const runtime = ManagedRuntime.make(Journal.layerSqlite({ filename: path.join(dir, "journal.db") }))
 let rounds = 0
 
-/** One round through the journal: a new run, its calls' dispatches and outcomes, 8 calls at a time. */
+const Noop = Tool.make("read_file", {
+  description: "Does nothing",
+  parameters: { path: Schema.String },
+  replay: "safe",
+  handler: () => Effect.succeed("ok")
+})
+const toolkit = Toolkit.make(Noop)
+const calls: ReadonlyArray<Executor.ToolCall> = Array.from(
+  { length: CALLS },
+  (_, i) => ({ id: `call_${i}`, name: "read_file", arguments: ARGUMENTS })
+)
+
+/** One round through the executor with the journal: a new run of 1,000 calls, `inFlight` at a time. */
 const ours = (inFlight: number) => async (): Promise<number> => {
   const runId = `run-${rounds++}`
   return runtime.runPromise(Effect.gen(function*() {
-    const journal = yield* Journal.Journal
-    yield* journal.begin({ runId, definitionsHash: "bench" })
     const start = performance.now()
-    yield* Effect.forEach(Array.from({ length: CALLS }, (_, i) => i), (i) => {
-      const callId = `call_${i}`
-      const key = { runId, step: 0, callId }
-      return Effect.zipRight(
-        journal.dispatch({
-          ...key,
-          index: i,
-          tool: "read_file",
-          arguments: ARGUMENTS,
-          idempotencyKey: Journal.idempotencyKey(key),
-          replay: "safe"
-        }),
-        journal.outcome({ ...key, index: i, tool: "read_file", arguments: ARGUMENTS, outcome: OK })
-      )
-    }, { concurrency: inFlight, discard: true })
-    return performance.now() - start
+    const outcomes = yield* Executor.run(toolkit, calls, { runId, maxParallel: inFlight })
+    const elapsed = performance.now() - start
+    if (!outcomes.every(Either.isRight)) throw new Error("row 8: a call failed")
+    return elapsed
   }))
 }
 
@@ -93,8 +93,8 @@ const baseline = async (): Promise<number> => {
 
 const check = async () => {
   await ours(IN_FLIGHT)()
-  const calls = await runtime.runPromise(Effect.flatMap(Journal.Journal, (journal) => journal.calls("run-0")))
-  if (calls.length !== CALLS || !calls.every((c) => c.outcome._tag === "Some" && c.dispatch._tag === "Some")) {
+  const journaled = await runtime.runPromise(Effect.flatMap(Journal.Journal, (journal) => journal.calls("run-0")))
+  if (journaled.length !== CALLS || !journaled.every((c) => c.outcome._tag === "Some" && c.dispatch._tag === "Some")) {
     throw new Error("row 8: the journal did not hold every call's dispatch and outcome")
   }
 }
@@ -109,8 +109,8 @@ const main = async () => {
   const vs = ratioOf(figures.ours, figures.baseline)
   const lines: Array<Line> = [{
     id: "8",
-    what: `${CALLS.toLocaleString("en-US")} calls' dispatch + outcome, ${IN_FLIGHT} in flight, SQLite journal ` +
-      "(group commit, WAL, synchronous=FULL)",
+    what: `${CALLS.toLocaleString("en-US")} calls of a no-op tool through the executor, ${IN_FLIGHT} in flight, ` +
+      "journaled in SQLite (group commit, WAL, synchronous=FULL)",
     figure: `${each("ours")}/call`,
     baseline: `better-sqlite3, one durable transaction per call ${each("baseline")}/call`,
     ...vs,

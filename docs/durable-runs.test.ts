@@ -1,15 +1,121 @@
 /**
  * The examples of docs/durable-runs.md, run. Each `// #region name` below is the code of the block marked
  * `<!-- example: name -->` in the page, imports aside; the first test checks that they are the same text, the
- * others run the examples (on the memory journal, and the first also on SQLite) and check what the page says.
+ * others run the examples (on SQLite in a temporary folder, or the memory journal) and check what the page says.
+ * The keyed tool calls a real HTTP server (node:http, on a free port) that takes an `Idempotency-Key` header.
  */
-import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Journal, ToolResult } from "../src/index.js"
+import { Agent, Executor, Journal, Recorder, Tool, Toolkit, ToolResult } from "../src/index.js"
 import { checkExamples } from "./examples.js"
+
+const folder = fs.mkdtempSync(path.join(os.tmpdir(), "durable-runs-doc-"))
+const filename = path.join(folder, "agent-journal.db")
+
+/** An invoices API that takes an `Idempotency-Key`: a second POST with a key it has seen gives the first answer. */
+const invoices = { created: 0, requests: 0, byKey: new Map<string, string>() }
+const server = http.createServer((request, response) => {
+  invoices.requests++
+  const key = request.headers["idempotency-key"]
+  if (request.method !== "POST" || typeof key !== "string") {
+    response.writeHead(400).end()
+    return
+  }
+  let answer = invoices.byKey.get(key)
+  if (answer === undefined) {
+    answer = JSON.stringify({ id: `INV-${++invoices.created}` })
+    invoices.byKey.set(key, answer)
+  }
+  request.resume()
+  response.writeHead(201, { "content-type": "application/json" }).end(answer)
+})
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+const invoicesUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/invoices`
+
+// #region journaled-run
+// given: filename: string
+
+const Define = Tool.make("define", {
+  description: "Define a word",
+  parameters: { word: Schema.String },
+  replay: "safe", // a read: safe to run again
+  handler: ({ word }) => Effect.succeed(`${word}: a small brown bird`)
+})
+
+const wren = Agent.run({
+  toolkit: Toolkit.make(Define),
+  prompt: "What is a wren?",
+  runId: "wren-1", // with a Journal provided: journaled under this id, and resumed by it
+  model: (transcript) =>
+    Effect.succeed(
+      transcript.length === 1
+        ? { calls: [{ id: "call_1", name: "define", arguments: "{\"word\":\"wren\"}" }] }
+        : { text: "A small brown bird." }
+    )
+}).pipe(Effect.provide(Journal.layerSqlite({ filename })))
+// => { reason: "NoCalls", text: "A small brown bird.", ... }; run again after a crash, the same program resumes
+//    wren-1: the steps the journal has are not asked for again
+// #endregion
+
+// #region keyed-tool
+// given: invoicesUrl: string
+
+class BillingError extends Schema.TaggedError<BillingError>()("BillingError", { message: Schema.String }) {}
+
+const CreateInvoice = Tool.make("create_invoice", {
+  description: "Create an invoice for a customer",
+  parameters: { customer: Schema.String, amount: Schema.Number },
+  failure: BillingError,
+  // the key goes to the API, which creates one invoice per key: running the call again is safe with it
+  replay: "keyed",
+  handler: ({ amount, customer }) =>
+    Effect.gen(function*() {
+      const call = Option.getOrThrow(yield* Tool.currentCall)
+      const response = yield* Effect.tryPromise({
+        try: () =>
+          fetch(invoicesUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": call.idempotencyKey },
+            body: JSON.stringify({ customer, amount })
+          }).then((r) => r.json() as Promise<{ readonly id: string }>),
+        catch: (error) => new BillingError({ message: `the billing API failed: ${String(error)}` })
+      })
+      return `invoice ${response.id} created`
+    })
+})
+// #endregion
+
+// #region batch
+// continues the example "keyed-tool"
+
+const bill = Executor.run(Toolkit.make(CreateInvoice), [
+  { id: "call_1", name: "create_invoice", arguments: { customer: "ACME", amount: 120 } }
+], { runId: "billing-7" })
+
+// in the process that takes the run over after the first one died mid-call
+const resumed = Executor.resume(Toolkit.make(CreateInvoice), "billing-7")
+// => [Right("invoice INV-1 created")]: the call ran again with its first key, and the API created nothing more
+// #endregion
+
+// #region cleanup
+const Scratch = Schema.Struct({ path: Schema.String })
+
+// a tool writes Recorder.makeRecord("scratch/folder", Scratch, { path }) right after making its folder
+const ScratchCleanup = Journal.layerCleanup({
+  "scratch/folder": (leftovers) =>
+    Effect.sync(() => {
+      for (const { finished, record } of leftovers) {
+        const decoded = Recorder.decode(record.record, Scratch)
+        // a finished call's folder may be what its result points to: keep it
+        if (!finished && Either.isRight(decoded)) fs.rmSync(decoded.right.path, { recursive: true, force: true })
+      }
+    })
+})
+// #endregion
 
 // #region layers
 // one file on this host: the embedded default
@@ -101,6 +207,11 @@ const build = <E>(layer: Layer.Layer<Journal.Journal, E>) =>
   Effect.map(Layer.build(layer), Context.get(Journal.Journal))
 
 describe("docs/durable-runs.md", () => {
+  afterAll(() => {
+    server.close()
+    fs.rmSync(folder, { recursive: true, force: true })
+  })
+
   it("the examples are the code of this file", () =>
     checkExamples(
       new URL("./durable-runs.md", import.meta.url),
@@ -166,4 +277,67 @@ describe("docs/durable-runs.md", () => {
       )
       expect(conflict).toBe("no run \"nobody\" was begun")
     }))
+
+  it.effect("a journaled run: journaled in the file; the same program again gives it back without asking", () =>
+    Effect.gen(function*() {
+      const first = yield* wren
+      expect(first.reason).toBe("NoCalls")
+      expect(first.text).toBe("A small brown bird.")
+      const again = yield* wren
+      expect(again.transcript).toEqual(first.transcript)
+      const steps = yield* Effect.provide(Journal.steps("wren-1"), Journal.layerSqlite({ filename }))
+      expect(steps).toHaveLength(2)
+    }))
+
+  it.effect("a keyed tool, a batch that died mid-call, resumed: the call runs again with its key, one invoice", () =>
+    Effect.gen(function*() {
+      const journal = yield* build(InMemory)
+      // the process dies between the API's answer and the outcome's write: the journal has the dispatch only
+      const dying: Journal.Journal.Service = {
+        ...journal,
+        outcome: () => Effect.fail(new Journal.JournalError({ reason: "Unavailable", message: "the process died" }))
+      }
+      const died = yield* Effect.flip(Effect.provideService(bill, Journal.Journal, dying))
+      expect(died.message).toBe("the process died")
+      expect(invoices).toMatchObject({ created: 1, requests: 1 })
+      const outcomes = yield* Effect.provideService(resumed, Journal.Journal, journal)
+      expect(outcomes.map((o) => Either.map(o, ToolResult.toText))).toEqual([Either.right("invoice INV-1 created")])
+      expect(invoices).toMatchObject({ created: 1, requests: 2 })
+      const [call] = yield* journal.calls("billing-7")
+      expect(Option.map(call.dispatch, (d) => d.attempts)).toEqual(Option.some(2))
+    }).pipe(Effect.scoped))
+
+  it.effect("cleanup: the handler removes the folder of a call that never finished, keeps a finished one's", () =>
+    Effect.gen(function*() {
+      const journal = yield* build(InMemory)
+      const unfinished = fs.mkdtempSync(path.join(folder, "scratch-"))
+      const finished = fs.mkdtempSync(path.join(folder, "scratch-"))
+      yield* journal.begin({ runId: "s", definitionsHash: "h" })
+      for (const [callId, dir] of [["a", unfinished], ["b", finished]]) {
+        yield* journal.record({
+          runId: "s",
+          step: 0,
+          callId,
+          tool: "scratch",
+          phase: "during",
+          record: Recorder.makeRecord("scratch/folder", Scratch, { path: dir })
+        })
+      }
+      yield* journal.outcome({
+        runId: "s",
+        step: 0,
+        callId: "b",
+        index: 1,
+        tool: "scratch",
+        arguments: "{}",
+        outcome: Either.right(ToolResult.text("ok"))
+      })
+      const handled = yield* Journal.cleanUp("s").pipe(
+        Effect.provideService(Journal.Journal, journal),
+        Effect.provide(ScratchCleanup)
+      )
+      expect(handled).toBe(2)
+      expect(fs.existsSync(unfinished)).toBe(false)
+      expect(fs.existsSync(finished)).toBe(true)
+    }).pipe(Effect.scoped))
 })

@@ -62,6 +62,9 @@ export const bundle = (entry, outfile, { executable = false, force = false } = {
       js:
         "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
     },
+    // a native module cannot be inlined: it is required at run time, from the node_modules beside the bundle (the
+    // SQLite journal's driver, an optional peer of the library)
+    external: ["better-sqlite3"],
     legalComments: "none",
     logLevel: "warning",
     metafile: true

@@ -22,6 +22,10 @@
  * of that step's outcomes (what `EffectAi.results` gives, as data), so a run's transcript is a function of its
  * prompt and its steps.
  *
+ * A run with a `runId` and a `Journal` provided is durable: journaled as it goes, and resumed from the journal by
+ * the same call after its process died (the steps it has are not asked for again; the interrupted step's calls are
+ * finished by their tools' `replay`), see the `runId` option and the durable runs guide.
+ *
  * The model is a plain function from the transcript to the next assistant {@link Turn} ({@link Model}), so the
  * loop is tied to no client; without one, {@link languageModel}: the @effect/ai `LanguageModel` service from the
  * environment (loaded only then: @effect/ai is an optional peer dependency).
@@ -534,8 +538,10 @@ const Steps: Schema.Schema<ReadonlyArray<Step>> = Schema.Array(
 
 /**
  * The run failed because its model did: `ModelFailed` (the model's error is `cause`) or `ModelTimeout` (it did
- * not answer within `modelTimeout`). `step` is the index of the step whose request failed, `steps` the steps
- * finished before it (their calls ran; nothing of the failed step did).
+ * not answer within `modelTimeout`); or, for a journaled run (a `runId` and a `Journal` provided), because its
+ * journal did: `JournalFailed` (the `Journal.JournalError` is `cause`: the store went away or is full, or another
+ * host holds the run's lease), before anything was dispatched that the journal had not recorded. `step` is the index
+ * of the step that failed, `steps` the steps finished before it.
  *
  * @example
  * ```ts
@@ -558,7 +564,7 @@ const Steps: Schema.Schema<ReadonlyArray<Step>> = Schema.Array(
  * @category errors
  */
 export class AgentError extends Schema.TaggedError<AgentError>("effect-agent-tools/AgentError")("AgentError", {
-  reason: Schema.Literal("ModelFailed", "ModelTimeout"),
+  reason: Schema.Literal("ModelFailed", "ModelTimeout", "JournalFailed"),
   step: Schema.Int,
   steps: Steps,
   runId: Schema.optional(Schema.String),
@@ -569,9 +575,16 @@ export class AgentError extends Schema.TaggedError<AgentError>("effect-agent-too
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return this.reason === "ModelTimeout"
-      ? `the model did not answer step ${this.step} within ${DurationValue.format(this.timeout ?? DurationValue.zero)}`
-      : `the model failed at step ${this.step}: ${reasonOf(this.cause)}`
+    switch (this.reason) {
+      case "ModelTimeout":
+        return `the model did not answer step ${this.step} within ${
+          DurationValue.format(this.timeout ?? DurationValue.zero)
+        }`
+      case "ModelFailed":
+        return `the model failed at step ${this.step}: ${reasonOf(this.cause)}`
+      case "JournalFailed":
+        return `the run's journal failed at step ${this.step}: ${reasonOf(this.cause)}`
+    }
   }
 }
 
@@ -611,7 +624,10 @@ export const DEFAULT_MAX_STEPS: number = Internal.DEFAULT_MAX_STEPS
  * - `model`: a {@link Model}; by default {@link languageModel}, the @effect/ai `LanguageModel` from the environment.
  * - `maxSteps`: model requests at most (default {@link DEFAULT_MAX_STEPS}, at least 1).
  * - `stopWhen`: checked after each step with calls, over the steps so far; true stops the run.
- * - `runId`: the run's id, kept on its result and errors (a journaled run will resume by it).
+ * - `runId`: the run's id, kept on its result and errors. With a `Journal` provided (`Journal.layerSqlite`,
+ *   `layerPg`, `layerMemory`), the run is journaled under it and resumable: a run by that id that exists is resumed
+ *   (the steps the journal has are not asked again, the interrupted step's calls are finished by the replay rules,
+ *   see the durable runs guide), and the run holds its lease while it runs. Without a `Journal`, a label.
  * - `modelTimeout`: how long one model request may take; past it the run fails with `ModelTimeout`.
  * - `maxParallel`, `sequential`, `timeout`, `onStart`: the executor's options, for every batch.
  *

@@ -23,6 +23,9 @@
  * {@link plan} gives the chains a batch will run in without running it: the executor's own scan, for a harness that
  * dispatches calls itself.
  *
+ * A batch run with a `runId` ({@link run}, {@link JournaledOptions}) is journaled by the `Journal` service, each
+ * call's dispatch durable before it runs, and {@link resume} finishes one whose process died.
+ *
  * Each call runs in a span `Executor.call` (attributes `tool.name`, `tool.call_id`, `tool.resource_keys`,
  * `tool.outcome`) and counts in the metrics `agent_tools_calls_total` (by tool and outcome),
  * `agent_tools_call_duration_ms` and `agent_tools_resource_wait_ms`.
@@ -36,7 +39,9 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Progress } from "./internal/context.js"
 import * as Internal from "./internal/executor.js"
+import * as Durable from "./internal/journal/run.js"
 import { requireNames } from "./internal/toolkit.js"
+import type * as Journal from "./Journal.js"
 import type * as Middleware from "./Middleware.js"
 import type * as Tool from "./Tool.js"
 import type { ToolError, ToolFailure } from "./ToolError.js"
@@ -158,6 +163,17 @@ export interface Options<RS = never, ES = unknown> {
   readonly timeout?: Duration.DurationInput | undefined
   readonly onStart?: ((call: ToolCall) => Effect.Effect<void, ES, RS>) | undefined
   readonly middleware?: ReadonlyArray<Middleware.Middleware<RS>> | undefined
+}
+
+/**
+ * The options of a journaled batch (see {@link run}): the executor's, and the id of the run its journal keeps the
+ * batch under.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface JournaledOptions<RS = never, ES = unknown> extends Options<RS, ES> {
+  readonly runId: string
 }
 
 /**
@@ -293,6 +309,13 @@ export const stream = <Tools extends Tool.Any, RS = never, ES = never>(
  * Runs the batch and gives the outcomes in call order. Interrupting the fiber running it interrupts the handlers
  * and waits for their finalizers.
  *
+ * With a `runId` ({@link JournaledOptions}) the batch is journaled by the `Journal` service, as a run of its own:
+ * the calls are recorded before any runs, each call's dispatch (with its idempotency key) is durable before its
+ * handler runs, each permission decision, record and outcome as it happens (see the durable runs guide). The run is
+ * leased for as long as the batch runs. If the run exists already it is resumed ({@link resume}): the calls given
+ * must be the ones it was begun with. A journal write that fails stops the batch (its running calls interrupted,
+ * nothing more dispatched) and fails it with the `JournalError`.
+ *
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
@@ -318,16 +341,67 @@ export const stream = <Tools extends Tool.Any, RS = never, ES = never>(
  * @since 0.1.0
  * @category running
  */
-export const run = <Tools extends Tool.Any, RS = never, ES = never>(
-  toolkit: Toolkit.Toolkit<Tools>,
-  calls: ReadonlyArray<ToolCall>,
-  options?: Options<RS, ES>
-): Effect.Effect<ReadonlyArray<Outcome<Tools, Exclude<ES, ToolError>>>, never, RS | Tool.Requirements<Tools>> =>
-  Internal.run(toolkit, calls, options) as Effect.Effect<
+export const run: {
+  <Tools extends Tool.Any, RS = never, ES = never>(
+    toolkit: Toolkit.Toolkit<Tools>,
+    calls: ReadonlyArray<ToolCall>,
+    options: JournaledOptions<RS, ES>
+  ): Effect.Effect<
     ReadonlyArray<Outcome<Tools, Exclude<ES, ToolError>>>,
-    never,
-    RS | Tool.Requirements<Tools>
+    Journal.JournalError,
+    RS | Tool.Requirements<Tools> | Journal.Journal
   >
+  <Tools extends Tool.Any, RS = never, ES = never>(
+    toolkit: Toolkit.Toolkit<Tools>,
+    calls: ReadonlyArray<ToolCall>,
+    options?: Options<RS, ES>
+  ): Effect.Effect<ReadonlyArray<Outcome<Tools, Exclude<ES, ToolError>>>, never, RS | Tool.Requirements<Tools>>
+} = (
+  toolkit: Toolkit.Toolkit<Tool.Any>,
+  calls: ReadonlyArray<ToolCall>,
+  options?: Options<any, any> | JournaledOptions<any, any>
+): Effect.Effect<ReadonlyArray<Outcome>, never, any> =>
+  options !== undefined && "runId" in options && typeof options.runId === "string"
+    ? Durable.runBatch(toolkit, calls, options.runId, options) as Effect.Effect<ReadonlyArray<Outcome>, never, any>
+    : Internal.run(toolkit, calls, options)
+
+/**
+ * Resumes a journaled batch (one run with a `runId` by {@link run}) whose process stopped before it ended, from the
+ * `Journal`: the calls it recorded run as the journal says (a finished call keeps its outcome, a call that was
+ * running runs again if its tool's `replay` allows it and ends `ToolOutcomeUnknown` if not, a call that never
+ * started runs; permission decisions on record are applied), and the outcomes of all its calls are given in call
+ * order. Fails `UnknownRun` for a run never begun, `Conflict` while another host holds its lease.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Executor, Journal, Tool, Toolkit } from "effect-agent-tools"
+ *
+ * const Upper = Tool.make("upper", {
+ *   description: "Uppercase a string",
+ *   parameters: { text: Schema.String },
+ *   replay: "safe",
+ *   handler: ({ text }) => Effect.succeed(text.toUpperCase())
+ * })
+ *
+ * // in a new process, after the one that ran batch-7 died
+ * const outcomes = Executor.resume(Toolkit.make(Upper), "batch-7").pipe(
+ *   Effect.provide(Journal.layerSqlite({ filename: "agent-journal.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const resume = <Tools extends Tool.Any, RS = never, ES = never>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  runId: string,
+  options?: Options<RS, ES>
+): Effect.Effect<
+  ReadonlyArray<Outcome<Tools, Exclude<ES, ToolError>>>,
+  Journal.JournalError,
+  RS | Tool.Requirements<Tools> | Journal.Journal
+> => Durable.runBatch(toolkit, undefined, runId, options) as Effect.Effect<any, any, any>
 
 /**
  * The chains a batch will run in, without running it: for each call, the earlier calls it waits for. It is the

@@ -17,6 +17,11 @@
  * whose lease expired and take one over ({@link Journal.Service.takeOver}): two hosts never own the same run, and
  * a host that lost its lease can no longer write to the run.
  *
+ * The journal is written by a run, not by hand: provide a journal layer to `Agent.run` / `Agent.stream` with a
+ * `runId` (or to `Executor.run` with a `runId`) and the run is journaled, and resumed when the journal has it.
+ * What a resumed run finds of a call that was running when its process died was left by a dead host: the
+ * {@link Cleanup} handlers end what its records name.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -28,6 +33,7 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Cleanups from "./internal/journal/cleanup.js"
 import * as Codec from "./internal/journal/codec.js"
 import type * as Permission from "./Permission.js"
 import * as Recorder from "./Recorder.js"
@@ -904,3 +910,112 @@ export const expired = (
  */
 export const takeOver = (): Effect.Effect<Option.Option<Lease>, JournalError, Journal | Scope.Scope> =>
   Effect.flatMap(Journal, (journal) => journal.takeOver())
+
+// -------------------------------------------------------------------------------------------------------------------
+// cleaning up after a process that died
+// -------------------------------------------------------------------------------------------------------------------
+
+/**
+ * One record of a run, for a cleanup handler: the record as its call wrote it (`Recorder.write`), and whether that
+ * call finished (has an outcome). A record of a call that never finished names something that was in use when its
+ * process stopped; one of a finished call names what the call left behind on purpose (a background process, a
+ * folder the result points to), which a handler may keep.
+ *
+ * @since 0.1.0
+ * @category cleanup
+ */
+export interface Leftover {
+  readonly record: CallRecord
+  readonly finished: boolean
+}
+
+/**
+ * What to do with a namespace's records when a run is resumed by another host (or cleaned up, see
+ * {@link cleanUp}): end the process a record names, delete the folder, cancel the remote job. Called once with all
+ * of the run's records of the namespace; it never fails (a handler that dies is logged, the others still run).
+ *
+ * @since 0.1.0
+ * @category cleanup
+ */
+export type CleanupHandler = (leftovers: ReadonlyArray<Leftover>) => Effect.Effect<void>
+
+/**
+ * The cleanup handlers, by record namespace: a `Context.Reference` whose default holds the built-in ones. Built in:
+ * `bash/process` (`Workspace.BASH_PROCESS_NAMESPACE`, the workspace shell's record of each command), whose handler
+ * ends every live process that carries a recorded command's marker (SIGTERM, then SIGKILL after a second; found
+ * through `/proc`, so also processes that left their group; a process without the marker is never touched).
+ * Register more with {@link layerCleanup}.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Journal } from "effect-agent-tools"
+ *
+ * const namespaces = Effect.map(Journal.Cleanup, (handlers) => [...handlers.keys()]) // ["bash/process"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category cleanup
+ */
+export class Cleanup extends Context.Reference<Cleanup>()("effect-agent-tools/Journal/Cleanup", {
+  defaultValue: (): ReadonlyMap<string, CleanupHandler> => Cleanups.builtIn
+}) {}
+
+/**
+ * Registers cleanup handlers by namespace, beside the ones already registered (a namespace given again is
+ * replaced).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import * as fs from "node:fs"
+ * import { Journal, Recorder } from "effect-agent-tools"
+ *
+ * const Scratch = Schema.Struct({ path: Schema.String })
+ *
+ * // a tool writes Recorder.makeRecord("scratch/folder", Scratch, { path }) right after making its folder
+ * const ScratchCleanup = Journal.layerCleanup({
+ *   "scratch/folder": (leftovers) =>
+ *     Effect.sync(() => {
+ *       for (const { record } of leftovers) {
+ *         const decoded = Recorder.decode(record.record, Scratch)
+ *         if (decoded._tag === "Right") fs.rmSync(decoded.right.path, { recursive: true, force: true })
+ *       }
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category cleanup
+ */
+export const layerCleanup = (handlers: { readonly [namespace: string]: CleanupHandler }): Layer.Layer<Cleanup> =>
+  Layer.effect(
+    Cleanup,
+    Effect.map(Cleanup, (current) => new Map([...current, ...Object.entries(handlers)]))
+  )
+
+/**
+ * Runs the cleanup handlers over a run's records, as a resumed run does when it starts: for a host that will not
+ * resume a run whose process died, so what it left running does not run for ever. Gives how many records were
+ * handed to a handler.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Journal } from "effect-agent-tools"
+ *
+ * // give up the runs whose host died, ending what they left running
+ * const abandon = Effect.flatMap(Journal.expired(), (runs) =>
+ *   Effect.forEach(runs, (run) =>
+ *     Effect.zipRight(Journal.cleanUp(run.runId), Effect.flatMap(Journal.Journal, (journal) =>
+ *       journal.end(run.runId, "interrupted")))))
+ * ```
+ *
+ * @since 0.1.0
+ * @category cleanup
+ */
+export const cleanUp = (runId: string): Effect.Effect<number, JournalError, Journal> =>
+  Effect.flatMap(
+    Effect.zip(Journal, Cleanup),
+    ([journal, handlers]) => Cleanups.cleanUp(journal, runId, handlers)
+  )

@@ -6,7 +6,9 @@
  * `Recorder.write` returns only once the record is durable, so if the process dies mid-call a recovering host
  * still finds the handle beside the call. A result's `details` that is {@link Recordable} is recorded once more
  * when the call ends. With no `Recorder` service installed `write` does nothing, so tools call it unconditionally
- * and tests install nothing.
+ * and tests install nothing. In a journaled run (`Journal`) every record goes to the run's journal first (then to
+ * the installed recorder, if any), and a resumed run hands the records of a dead host to their namespace's cleanup
+ * handler (`Journal.Cleanup`): the namespace says who reads a record, and how.
  *
  * Records are Schema-backed: {@link make} encodes a value with its schema, {@link decode} reads it back.
  *

@@ -107,7 +107,13 @@ export type Progress = Context.Progress
 export type Replay = "safe" | "keyed" | "unknown"
 
 /**
- * The call a handler is running for.
+ * The call a handler is running for: its id (the model's), its tool's name, and its idempotency key.
+ *
+ * The key is minted once per model call and is the same on every run of that call: a middleware that runs the
+ * handler again, and a resumed run that runs a `keyed` call again after its process died. Pass it to what the call
+ * changes (an `Idempotency-Key` header, a client token), so a second call with a completed call's key has no further
+ * effect: that is what `replay: "keyed"` promises. In a journaled run it is `Journal.idempotencyKey({ runId, step,
+ * callId })`; elsewhere (no journal, `Tool.execute`, a call served over MCP) it is a random UUID, unique per call.
  *
  * @since 0.1.0
  * @category models
@@ -115,6 +121,7 @@ export type Replay = "safe" | "keyed" | "unknown"
 export interface CallInfo {
   readonly id: string
   readonly name: string
+  readonly idempotencyKey: string
 }
 
 /**
@@ -992,7 +999,8 @@ export const progress = (progress: Progress): Effect.Effect<void> =>
   Effect.flatMap(FiberRef.get(currentCallRef), (call) => (call === undefined ? Effect.void : call.report(progress)))
 
 /**
- * The call the current fiber is working for, if any.
+ * The call the current fiber is working for, if any: its id, its tool's name and its idempotency key (see
+ * {@link CallInfo}).
  *
  * @example
  * ```ts
@@ -1011,7 +1019,10 @@ export const progress = (progress: Progress): Effect.Effect<void> =>
  */
 export const currentCall: Effect.Effect<Option.Option<CallInfo>> = Effect.map(
   FiberRef.get(currentCallRef),
-  (call) => (call === undefined ? Option.none() : Option.some({ id: call.id, name: call.name }))
+  (call) =>
+    call === undefined
+      ? Option.none()
+      : Option.some({ id: call.id, name: call.name, idempotencyKey: call.keys.of(call.index) })
 )
 
 /**

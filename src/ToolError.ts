@@ -1,7 +1,7 @@
 /**
  * The ways a tool call can fail, as values.
  *
- * Every failure of a call is one of the seven tagged errors below; the model sees one line, `Error: <message>`
+ * Every failure of a call is one of the eight tagged errors below; the model sees one line, `Error: <message>`
  * (see {@link toModelText}), and the program sees the typed union. The wording of every `message` is part of the
  * contract: it is what a model reads to correct itself, so it names what went wrong in the model's terms (the
  * argument path, the tool name, the duration) and never carries stack traces or Effect internals.
@@ -335,6 +335,40 @@ export class ToolInterrupted extends Schema.TaggedError<ToolInterrupted>("effect
 }
 
 /**
+ * The call was running when the process running it stopped (a crash, a kill, a lost machine), and a resumed run
+ * (see `Journal`) cannot tell whether it took effect: its handler had started, no outcome was recorded, and its
+ * tool does not say that running it again is safe (`replay` is `"unknown"`, the default, or the tool is no longer
+ * the one that started it). So it is not run again; the model reads that its effect must be checked first.
+ * `idempotencyKey` is the key the call ran with (`Tool.currentCall`), for a program that can look its effect up.
+ *
+ * @example
+ * ```ts
+ * import { ToolError } from "effect-agent-tools"
+ *
+ * const error = new ToolError.ToolOutcomeUnknown({ tool: "send_email" })
+ * console.log(ToolError.toModelText(error))
+ * // Error: the call was running when its process stopped, so whether it took effect is unknown: check its effect before calling it again
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolOutcomeUnknown
+  extends Schema.TaggedError<ToolOutcomeUnknown>("effect-agent-tools/ToolOutcomeUnknown")("ToolOutcomeUnknown", {
+    tool: Schema.String,
+    idempotencyKey: Schema.optional(Schema.String)
+  })
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return "the call was running when its process stopped, so whether it took effect is unknown: " +
+      "check its effect before calling it again"
+  }
+}
+
+/**
  * Every way a call can fail.
  *
  * @since 0.1.0
@@ -348,6 +382,7 @@ export type ToolError =
   | ToolTimeout
   | PermissionDenied
   | ToolInterrupted
+  | ToolOutcomeUnknown
 
 /**
  * The union as a schema, so errors survive a wire (a durable record, a queue between processes).
@@ -371,7 +406,8 @@ export const ToolError: Schema.Union<[
   typeof ToolDefect,
   typeof ToolTimeout,
   typeof PermissionDenied,
-  typeof ToolInterrupted
+  typeof ToolInterrupted,
+  typeof ToolOutcomeUnknown
 ]> = Schema.Union(
   ToolNotFound,
   InvalidArguments,
@@ -379,7 +415,8 @@ export const ToolError: Schema.Union<[
   ToolDefect,
   ToolTimeout,
   PermissionDenied,
-  ToolInterrupted
+  ToolInterrupted,
+  ToolOutcomeUnknown
 )
 
 /**

@@ -36,7 +36,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as ProcessTree from "./internal/processTree.js"
 import * as Recorder from "./Recorder.js"
 import * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
@@ -99,10 +98,11 @@ export type BashProcess = typeof BashProcess.Type
  * @since 0.1.0
  * @category records
  */
-export const BASH_PROCESS_NAMESPACE = "bash/process"
+export const BASH_PROCESS_NAMESPACE = Shell.RECORD_NAMESPACE
 
 /**
- * Ends what recorded `bash` commands left running, for a host recovering from a crash: every live process whose
+ * Ends what recorded `bash` commands left running, for a host recovering from a crash (a journaled run resumed by
+ * another host does it with its built-in cleanup of these records, see `Journal.Cleanup`): every live process whose
  * environment carries one of the records' markers (found through `/proc`, so also those that left the process
  * group with `setsid`), SIGTERM then SIGKILL after a grace. A process without the marker is never touched,
  * whatever its process group: ids are reused. Gives how many processes were found. Without `/proc` it finds
@@ -127,13 +127,7 @@ export const BASH_PROCESS_NAMESPACE = "bash/process"
  * @category recovery
  */
 export const endLeftovers = (processes: ReadonlyArray<BashProcess>): Effect.Effect<number> =>
-  Effect.suspend(() => {
-    const markers = new Set(processes.map((p) => p.marker))
-    if (markers.size === 0) return Effect.succeed(0)
-    const find = () => ProcessTree.withEnvironment(Shell.MARKER_VARIABLE, (value) => markers.has(value))
-    const found = find().length
-    return Effect.as(ProcessTree.end({ graceMillis: Shell.STOP_GRACE_MILLIS, find }), found)
-  })
+  Effect.suspend(() => Shell.endMarked(new Set(processes.map((p) => p.marker))))
 
 /**
  * How much of a body `fetch` reads (after decompression) when {@link FetchOptions} set no `maxBytes`: 5 MB.

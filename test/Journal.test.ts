@@ -4,11 +4,11 @@
  * bound. Leases are in Journal.lease.test.ts, faults in Journal.faults.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Either, Option, Schema } from "effect"
+import { Cause, Duration, Effect, Either, FastCheck, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import { Journal, Recorder, Tool, ToolError, Toolkit, ToolResult } from "../src/index.js"
-import type * as Service from "../src/internal/journal/service.js"
-import { begin, call, dispatch, stores } from "./fixtures/journal.js"
+import * as Codec from "../src/internal/journal/codec.js"
+import { begin, call, countCommits as counting, dispatch, stores } from "./fixtures/journal.js"
 
 const echo = Tool.make("echo", {
   description: "Echo the text",
@@ -57,7 +57,8 @@ const outcomes: ReadonlyArray<Either.Either<ToolResult.ToolResult, ToolError.Too
   Either.left(new ToolError.ToolDefect({ tool: "echo", reason: "boom", cause: Cause.die(new Error("boom")) })),
   Either.left(new ToolError.ToolTimeout({ tool: "echo", timeout: Duration.seconds(30) })),
   Either.left(new ToolError.PermissionDenied({ tool: "echo", description: "echo it", reason: "no" })),
-  Either.left(new ToolError.ToolInterrupted({ tool: "echo", partial: "half" }))
+  Either.left(new ToolError.ToolInterrupted({ tool: "echo", partial: "half" })),
+  Either.left(new ToolError.ToolOutcomeUnknown({ tool: "echo", idempotencyKey: "k" }))
 ]
 
 /** What the model would see of an outcome: the comparison that matters after a round trip. */
@@ -71,16 +72,6 @@ const seen = (value: Either.Either<ToolResult.ToolResult, ToolError.ToolError>) 
       terminate: result.terminate
     })
   })
-
-/** A store whose commits are counted, batch by batch. */
-const counting = (batches: Array<number>) => (store: Service.Store): Service.Store => ({
-  ...store,
-  commit: (writes, owner, now) =>
-    Effect.suspend(() => {
-      batches.push(writes.length)
-      return store.commit(writes, owner, now)
-    })
-})
 
 for (const store of stores) {
   describe.skipIf(store.skip)(`Journal on ${store.name}`, () => {
@@ -395,5 +386,32 @@ describe("Journal's module graph", () => {
     // the check sees imports at all: the SQLite store's module does load them
     const sqlite = [...staticGraph(new URL("../src/internal/journal/sqlite.ts", import.meta.url))]
     expect(sqlite).toContain("@effect/sql-sqlite-node/SqliteClient")
+  })
+})
+
+describe("an outcome's JSON", () => {
+  const slow = (value: Either.Either<ToolResult.ToolResult, ToolError.ToolError>) =>
+    Codec.toJson(Schema.encodeSync(Codec.Outcome)(value))
+
+  it("of plain text parts (written without the schema) is the schema's encoding, to the character", () =>
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.string({ unit: "binary" }), { maxLength: 4 }),
+        FastCheck.boolean(),
+        (texts, terminate) => {
+          const result = ToolResult.parts(texts.map((text) => ({ type: "text" as const, text })))
+          const value = Either.right(terminate ? ToolResult.withTerminate(result) : result)
+          expect(Either.getOrThrow(Codec.encodeOutcome(value))).toBe(slow(value))
+          expect(Schema.decodeSync(Schema.parseJson(Codec.Outcome))(Either.getOrThrow(Codec.encodeOutcome(value))))
+            .toEqual(value)
+        }
+      ),
+      { seed: 17, numRuns: 100 }
+    ))
+
+  it("of anything else is the schema's encoding", () => {
+    for (const value of outcomes) expect(Either.getOrThrow(Codec.encodeOutcome(value))).toBe(slow(value))
+    const annotated = ToolResult.parts([{ type: "text", text: "x", annotations: { priority: 1 } }])
+    expect(Either.getOrThrow(Codec.encodeOutcome(Either.right(annotated)))).toBe(slow(Either.right(annotated)))
   })
 })

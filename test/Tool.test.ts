@@ -1298,24 +1298,44 @@ describe("Tool.progress", () => {
 })
 
 describe("Tool.currentCall", () => {
-  it.effect("gives the call's id and name inside a handler", () =>
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+  it.effect("gives the call's id, name and idempotency key inside a handler", () =>
     Effect.gen(function*() {
       const WhoAmI = Tool.make("who_am_i", {
         description: "Who am I",
         handler: () => Effect.map(Tool.currentCall, Option.getOrThrow)
       })
       const outcome = yield* Tool.execute(WhoAmI, { id: "call_42", arguments: "{}" })
-      expect(resultOf(outcome).structured).toEqual({ id: "call_42", name: "who_am_i" })
+      const info = resultOf(outcome).structured as Tool.CallInfo
+      expect({ id: info.id, name: info.name }).toEqual({ id: "call_42", name: "who_am_i" })
+      expect(info.idempotencyKey).toMatch(UUID)
     }))
 
   it.effect("is seen by a fiber forked by the handler", () =>
     Effect.gen(function*() {
       const WhoAmI = Tool.make("who_am_i", {
         description: "Who am I",
-        handler: () => Effect.flatMap(Effect.fork(Tool.currentCall), Fiber.join).pipe(Effect.map(Option.getOrThrow))
+        handler: () =>
+          Effect.gen(function*() {
+            const own = Option.getOrThrow(yield* Tool.currentCall)
+            const forked = Option.getOrThrow(yield* Effect.flatMap(Effect.fork(Tool.currentCall), Fiber.join))
+            return { same: own.idempotencyKey === forked.idempotencyKey, id: forked.id, name: forked.name }
+          })
       })
       const outcome = yield* Tool.execute(WhoAmI, { id: "call_7", arguments: "{}" })
-      expect(resultOf(outcome).structured).toEqual({ id: "call_7", name: "who_am_i" })
+      expect(resultOf(outcome).structured).toEqual({ same: true, id: "call_7", name: "who_am_i" })
+    }))
+
+  it.effect("without a journal, each call has a key of its own: two calls of one id do not share one", () =>
+    Effect.gen(function*() {
+      const Key = Tool.make("key", {
+        description: "The call's idempotency key",
+        handler: () => Effect.map(Tool.currentCall, (call) => Option.getOrThrow(call).idempotencyKey)
+      })
+      const first = resultOf(yield* Tool.execute(Key, { id: "same", arguments: "{}" })).content
+      const second = resultOf(yield* Tool.execute(Key, { id: "same", arguments: "{}" })).content
+      expect(first).not.toEqual(second)
     }))
 
   it.effect("is none outside a call", () =>

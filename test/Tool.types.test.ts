@@ -292,7 +292,8 @@ describe("typed calls", () => {
         | ToolError.ToolFailure
         | ToolError.ToolDefect
         | ToolError.PermissionDenied
-        | ToolError.ToolInterrupted,
+        | ToolError.ToolInterrupted
+        | ToolError.ToolOutcomeUnknown,
         Disk
       >
     >()

@@ -29,7 +29,9 @@ const cases = [
   { Class: ToolError.PermissionDenied, fields: { tool: "bash", description: "rm -rf /", reason: "no" } },
   { Class: ToolError.PermissionDenied, fields: { tool: "bash", description: "rm -rf /" } },
   { Class: ToolError.ToolInterrupted, fields: { tool: "read", partial: { lines: 3 } } },
-  { Class: ToolError.ToolInterrupted, fields: { tool: "read" } }
+  { Class: ToolError.ToolInterrupted, fields: { tool: "read" } },
+  { Class: ToolError.ToolOutcomeUnknown, fields: { tool: "send", idempotencyKey: "k" } },
+  { Class: ToolError.ToolOutcomeUnknown, fields: { tool: "send" } }
 ] as const
 
 /** Made as errors were before `makeError`: by the constructor, with an empty stack trace. */

@@ -44,6 +44,11 @@ const samples: ReadonlyArray<readonly [ToolError.ToolError, string]> = [
   [
     new ToolError.ToolInterrupted({ tool: "bash", partial: "line 1\nline 2" }),
     "the call was cancelled before it finished"
+  ],
+  [
+    new ToolError.ToolOutcomeUnknown({ tool: "send_email", idempotencyKey: "k-1" }),
+    "the call was running when its process stopped, so whether it took effect is unknown: check its effect " +
+    "before calling it again"
   ]
 ]
 
@@ -121,6 +126,30 @@ describe("ToolError", () => {
       expect(new ToolError.ToolInterrupted({ tool: "bash" }).partial).toBeUndefined()
     })
 
+    it("ToolOutcomeUnknown says the call may have taken effect and must be checked; the key stays on the value", () => {
+      const error = new ToolError.ToolOutcomeUnknown({ tool: "send_email", idempotencyKey: "k-1" })
+      expect(error.message).toBe(
+        "the call was running when its process stopped, so whether it took effect is unknown: check its effect " +
+          "before calling it again"
+      )
+      expect(error.idempotencyKey).toBe("k-1")
+      expect(new ToolError.ToolOutcomeUnknown({ tool: "x" }).idempotencyKey).toBeUndefined()
+    })
+
+    it("the union has one member per tag, each a tool error", () => {
+      expect(ToolError.ToolError.members.map((member) => member._tag)).toEqual([
+        "ToolNotFound",
+        "InvalidArguments",
+        "ToolFailure",
+        "ToolDefect",
+        "ToolTimeout",
+        "PermissionDenied",
+        "ToolInterrupted",
+        "ToolOutcomeUnknown"
+      ])
+      expect(new Set(samples.map(([error]) => error._tag)).size).toBe(ToolError.ToolError.members.length)
+    })
+
     it("every tag carries the documented message", () => {
       for (const [error, message] of samples) expect(error.message).toBe(message)
     })
@@ -191,6 +220,8 @@ describe("ToolError", () => {
         "options.depth",
         "tags[1]"
       ])
+      const unknown = roundTrip(new ToolError.ToolOutcomeUnknown({ tool: "t", idempotencyKey: "k" }))
+      expect(unknown._tag === "ToolOutcomeUnknown" && unknown.idempotencyKey).toBe("k")
       const interrupted = roundTrip(new ToolError.ToolInterrupted({ tool: "t", partial: { done: 3 } }))
       expect(interrupted._tag === "ToolInterrupted" && interrupted.partial).toEqual({ done: 3 })
       const failure = roundTrip(new ToolError.ToolFailure({ tool: "t", message: "m", error: { code: 2 } }))

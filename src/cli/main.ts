@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as ToolDefinition from "../ToolDefinition.js"
 import * as Commands from "./commands.js"
 import * as Edges from "./edges.js"
+import * as JournalCommand from "./journal.js"
 import { fetch, root, workspaceOf } from "./options.js"
 import { wantsColor } from "./render.js"
 
@@ -70,9 +71,49 @@ const run = Command.make("run", {
   )
 )
 
+const journal = Command.make("journal", {
+  runId: Args.text({ name: "run id" }).pipe(
+    Args.withDescription("The run to show, its steps and calls (default: list the runs)"),
+    Args.optional
+  ),
+  file: Options.file("file").pipe(
+    Options.withDescription("The SQLite journal (default: agent-journal.db)"),
+    Options.withDefault("agent-journal.db")
+  ),
+  pg: Options.text("pg").pipe(
+    Options.withDescription("A Postgres journal instead: its connection URL (postgres://user@host/database)"),
+    Options.optional
+  ),
+  schema: Options.text("schema").pipe(
+    Options.withDescription("The Postgres schema of the journal's tables (default: public)"),
+    Options.optional
+  ),
+  limit: Options.integer("limit").pipe(
+    Options.withDescription("List at most this many runs, the most recently updated first"),
+    Options.withDefault(100)
+  )
+}, ({ file, limit, pg, runId, schema }) =>
+  JournalCommand.journal(
+    { file, pg: Option.getOrUndefined(pg), schema: Option.getOrUndefined(schema) },
+    Option.getOrUndefined(runId),
+    limit
+  )).pipe(
+    Command.withDescription("List the runs of a journal, or show one run's steps and calls")
+  )
+
 const command = Command.make("agent-tools").pipe(
   Command.withDescription("The tool layer for LLM agents: workspace tools, MCP, stdio providers"),
-  Command.withSubcommands([demo, list, call, run, Edges.mcp, Edges.provider, Edges.inspect, Edges.bridge])
+  Command.withSubcommands([
+    demo,
+    list,
+    call,
+    run,
+    journal,
+    Edges.mcp,
+    Edges.provider,
+    Edges.inspect,
+    Edges.bridge
+  ])
 )
 
 const cli = Command.run(command, { name: "agent-tools", version: Commands.version })

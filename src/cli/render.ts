@@ -56,7 +56,7 @@ export const stdoutSink = (): Sink => sinkOf(process.stdout)
 export const stderrSink = (): Sink => sinkOf(process.stderr)
 
 /** Colour codes must never count toward a width: they are added after the text is fitted. */
-const paint = (sink: Sink, code: string, text: string) => (sink.color ? `\x1b[${code}m${text}\x1b[0m` : text)
+export const paint = (sink: Sink, code: string, text: string) => (sink.color ? `\x1b[${code}m${text}\x1b[0m` : text)
 
 // ---------------------------------------------------------------------------------------------------------------
 // widths

@@ -16,6 +16,13 @@
  * `Permission.Requester` that announces each request before the outer requester answers it (only when there is
  * an outer one: with none the executor asks nothing, and must go on asking nothing).
  *
+ * A journaled run (a `runId`, and a `Journal` in the environment: `Effect.serviceOption`, so a run without one needs
+ * nothing more) is a `Durable` run (`journal/run.ts`): begun or found in the journal and leased while it runs; each
+ * model response journaled (with the fingerprints of the tools its calls name) before its calls run, each batch
+ * journaled call by call. A run the journal has is rebuilt first (`replay`): its journaled prompt, then each
+ * journaled step whose every call has an outcome, finished as it was, without asking the model; the first step
+ * with unfinished calls is resumed as a batch by the replay rules; then the loop goes on.
+ *
  * The @effect/ai model is in `agentLanguageModel.ts`, imported dynamically the first time a run needs it: the
  * root module, which exports `Agent`, must load without @effect/ai.
  *
@@ -24,7 +31,10 @@
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type {
   AssistantMessage,
@@ -45,10 +55,13 @@ import type {
 } from "../Agent.js"
 import { AgentError } from "../Agent.js"
 import * as Executor from "../Executor.js"
+import * as Journal from "../Journal.js"
+import type { JournalError } from "../Journal.js"
 import * as Permission from "../Permission.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import type * as AdapterModule from "./agentLanguageModel.js"
+import * as Durable from "./journal/run.js"
 import { toolMessages } from "./providers/promptParts.js"
 
 export const DEFAULT_MAX_STEPS = 20
@@ -196,9 +209,18 @@ const totalUsage = (steps: ReadonlyArray<Step>): Usage => {
   return total
 }
 
+/** What a resumed step's batch needs from the journal: what it recorded of the calls, and of their tools. */
+type Resumed = NonNullable<Parameters<typeof Durable.batch>[5]>
+
 class Run {
   transcript: ReadonlyArray<Message>
   steps: ReadonlyArray<Step> = []
+  /** The step under way, for an error that does not come from one (a lease lost between steps). */
+  current = 0
+  /** The journaled run, once begun or found. */
+  durable: Durable.Durable | undefined = undefined
+  /** The step whose batch resumes from the journal, with what the journal has of it. */
+  resumed: { readonly step: number; readonly from: Resumed } | undefined = undefined
 
   constructor(readonly config: Config, prompt: PromptInput, readonly sink: Sink | undefined) {
     this.transcript = transcriptOf(prompt)
@@ -206,6 +228,11 @@ class Run {
 
   /** From the first step to the end. */
   get loop(): Effect.Effect<Result, AgentError, any> {
+    return this.from({ _tag: "Asking", step: 0 })
+  }
+
+  /** From `state` to the end. */
+  from(state: State): Effect.Effect<Result, AgentError, any> {
     const go = (state: State): Effect.Effect<Result, AgentError, any> => {
       switch (state._tag) {
         case "Asking":
@@ -216,7 +243,54 @@ class Run {
           return Effect.succeed(this.result(state.reason))
       }
     }
-    return go({ _tag: "Asking", step: 0 })
+    return go(state)
+  }
+
+  /**
+   * Rebuilds the run from its journal: the journaled prompt, then each journaled step whose calls all have an
+   * outcome, finished as it was; gives where the run goes on: the first step the journal does not have, the step
+   * whose calls did not all finish (its batch resumes), or the stop a finished step decided.
+   */
+  replay(durable: Durable.Durable, history: Durable.History): Effect.Effect<State, JournalError> {
+    const { runId } = durable
+    return Effect.gen(this, function*() {
+      const prompt = (durable.run.options as { readonly prompt?: unknown } | null)?.prompt
+      if (Array.isArray(prompt)) this.transcript = prompt as ReadonlyArray<Message>
+      const replayed: Array<Step> = []
+      let state: State = { _tag: "Asking", step: 0 }
+      for (const journaled of history.steps) {
+        if (state._tag !== "Asking" || journaled.step !== state.step) break
+        const step: number = journaled.step
+        const decoded = decodeAgentStep(journaled.response)
+        if (Either.isLeft(decoded)) return yield* Durable.unreadable(runId, step, decoded.left)
+        const response: Response = {
+          ...decoded.right.response,
+          calls: decoded.right.response.calls.map(Durable.toCall),
+          message: decoded.right.response.message as AssistantMessage
+        }
+        this.current = step
+        this.transcript = [...this.transcript, response.message]
+        const prior = history.byStep.get(step)
+        const ids = Durable.journalIds(response.calls)
+        const outcomes = ids.map((id) => Option.flatMap(Option.fromNullable(prior?.calls.get(id)), (c) => c.outcome))
+        if (outcomes.every(Option.isSome)) {
+          const record = this.finishStep(step, response, outcomes.map((o) => o.value.outcome))
+          replayed.push(record.step)
+          state = record.state
+        } else {
+          this.resumed = { step, from: { prior, stepTools: decoded.right.tools } }
+          state = { _tag: "Running", step, response }
+        }
+      }
+      const sink = this.sink
+      if (sink !== undefined) {
+        yield* sink.offerAll(replayed.map((step): Event => ({ _tag: "StepFinished", step })))
+        if (state._tag === "Running") {
+          yield* sink.offer({ _tag: "ModelResponded", step: state.step, response: state.response })
+        }
+      }
+      return state
+    })
   }
 
   /**
@@ -234,23 +308,23 @@ class Run {
       textDelta: sink === undefined ? noText : (delta) => sink.offer({ _tag: "TextDelta", step, delta })
     }
     const request = Effect.suspend(() => config.model(this.transcript, context))
-    const answered = (turn: Turn): Effect.Effect<A, E, R> => {
+    this.current = step
+    const durable = this.durable
+    const answered = (turn: Turn): Effect.Effect<A, E | AgentError, R> => {
       const response = responseOf(turn)
-      this.transcript = [...this.transcript, response.message]
-      if (response.calls.length > 0) {
-        const running: State = { _tag: "Running", step, response }
-        return sink === undefined
-          ? next(running)
-          : Effect.zipRight(sink.offer({ _tag: "ModelResponded", step, response }), next(running))
+      if (durable !== undefined) {
+        // durable before anything of the step runs: a resumed run does not ask the model again for it
+        const journaled = durable.journal.step({
+          runId: durable.runId,
+          step,
+          response: { response, tools: durable.toolsOf(response.calls) }
+        })
+        return Effect.zipRight(
+          Effect.mapError(journaled, (cause) => this.error(step, { reason: "JournalFailed", cause })),
+          Effect.suspend(() => this.respond(step, response, next))
+        )
       }
-      const record = this.finishStep(step, response, [])
-      return sink === undefined ? next(record.state) : Effect.zipRight(
-        Effect.zipRight(
-          sink.offer({ _tag: "ModelResponded", step, response }),
-          sink.offer({ _tag: "StepFinished", step: record.step })
-        ),
-        next(record.state)
-      )
+      return this.respond(step, response, next)
     }
     const timeout = config.modelTimeout
     const asked = timeout === undefined
@@ -268,13 +342,38 @@ class Run {
     return sink === undefined ? asked : Effect.zipRight(sink.offer({ _tag: "StepStarted", step }), asked)
   }
 
+  /** The model answered step `step`: its message appended, then its calls run (or the run ends without any). */
+  respond<A, E, R>(
+    step: number,
+    response: Response,
+    next: (state: State) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> {
+    const { sink } = this
+    this.transcript = [...this.transcript, response.message]
+    if (response.calls.length > 0) {
+      const running: State = { _tag: "Running", step, response }
+      return sink === undefined
+        ? next(running)
+        : Effect.zipRight(sink.offer({ _tag: "ModelResponded", step, response }), next(running))
+    }
+    const record = this.finishStep(step, response, [])
+    return sink === undefined ? next(record.state) : Effect.zipRight(
+      Effect.zipRight(
+        sink.offer({ _tag: "ModelResponded", step, response }),
+        sink.offer({ _tag: "StepFinished", step: record.step })
+      ),
+      next(record.state)
+    )
+  }
+
   /** Runs step `step`'s calls as one batch, appends their outcomes, and goes on with `next`. */
   execute<A, E, R>(
     step: number,
     response: Response,
     next: (state: State) => Effect.Effect<A, E, R>
-  ): Effect.Effect<A, E, any> {
+  ): Effect.Effect<A, E | AgentError, any> {
     const { sink } = this
+    this.current = step
     return Effect.flatMap(this.batch(step, response.calls), (outcomes) => {
       const record = this.finishStep(step, response, outcomes)
       return sink === undefined
@@ -286,8 +385,9 @@ class Run {
   batch(
     step: number,
     calls: ReadonlyArray<Executor.ToolCall>
-  ): Effect.Effect<ReadonlyArray<Executor.Outcome>, never, any> {
-    const { config, sink } = this
+  ): Effect.Effect<ReadonlyArray<Executor.Outcome>, AgentError, any> {
+    const { config, durable, sink } = this
+    if (durable !== undefined) return this.journaledBatch(durable, step, calls)
     if (sink === undefined) return Executor.run(config.toolkit, calls, config.executor)
     return Effect.scoped(Effect.gen(function*() {
       // the Requester is a Reference: its default (allow everything, ask nobody) stands for "none provided"
@@ -305,6 +405,28 @@ class Run {
         })))
       return outcomes
     }))
+  }
+
+  /** The batch of a journaled run: resumed from the journal for the step `replay` left unfinished. */
+  journaledBatch(
+    durable: Durable.Durable,
+    step: number,
+    calls: ReadonlyArray<Executor.ToolCall>
+  ): Effect.Effect<ReadonlyArray<Executor.Outcome>, AgentError, any> {
+    const { config, sink } = this
+    const resumed = this.resumed?.step === step ? this.resumed.from : undefined
+    this.resumed = undefined
+    const emit: Durable.Emit | undefined = sink === undefined
+      ? undefined
+      : (chunk) => sink.offerAll(Chunk.map(chunk, (event): Event => ({ ...event, step })))
+    const batch = Durable.batch(durable, step, config.toolkit, calls, config.executor, resumed, emit)
+    const announced = sink === undefined ?
+      batch :
+      Effect.flatMap(Permission.Requester, (outer) =>
+        outer === Permission.Requester.defaultValue()
+          ? batch
+          : Effect.provideService(batch, Permission.Requester, announcing(step, calls, outer, sink)))
+    return Effect.mapError(announced, (cause) => this.error(step, { reason: "JournalFailed", cause }))
   }
 
   /** Records the step, appends its outcomes, and decides what comes next. */
@@ -330,7 +452,7 @@ class Run {
 
   error(
     step: number,
-    fields: { readonly reason: "ModelFailed"; readonly cause: unknown } | {
+    fields: { readonly reason: "ModelFailed" | "JournalFailed"; readonly cause: unknown } | {
       readonly reason: "ModelTimeout"
       readonly timeout: Duration.Duration
     }
@@ -391,10 +513,59 @@ const announcing = (
 // entry points
 // ---------------------------------------------------------------------------------------------------------------
 
-export const run = (options: Options<any, any, any>): Effect.Effect<Result, AgentError, any> => {
-  const config = configOf(options)
-  return Effect.suspend(() => new Run(config, options.prompt, undefined).loop)
+/** The run's options that are data, as its journal keeps them; the prompt as the transcript it starts. */
+const runOptions = (config: Config, prompt: ReadonlyArray<Message>): Durable.RunOptions => {
+  const { executor } = config
+  return {
+    kind: "agent",
+    prompt,
+    maxSteps: config.maxSteps,
+    ...(config.modelTimeout === undefined ? {} : { modelTimeout: Duration.format(config.modelTimeout) }),
+    ...(executor.maxParallel === undefined ? {} : { maxParallel: executor.maxParallel }),
+    ...(executor.sequential === undefined ? {} : { sequential: executor.sequential }),
+    ...(executor.timeout === undefined ? {} : { timeout: Duration.format(Duration.decode(executor.timeout)) })
+  }
 }
+
+/**
+ * A run, journaled when it has an id and a `Journal` is provided (read with `Effect.serviceOption`: a run without
+ * one needs nothing more, and is not journaled).
+ */
+const start = (config: Config, prompt: PromptInput, sink: Sink | undefined): Effect.Effect<Result, AgentError, any> =>
+  Effect.suspend(() => {
+    const runId = config.runId
+    if (runId === undefined) return new Run(config, prompt, sink).loop
+    return Effect.flatMap(
+      Effect.serviceOption(Journal.Journal),
+      Option.match({
+        onNone: () => new Run(config, prompt, sink).loop,
+        onSome: (journal) => journaled(journal, runId, new Run(config, prompt, sink))
+      })
+    )
+  })
+
+/**
+ * A journaled run: begun or found in the journal and leased until it ends, rebuilt from what the journal has, and
+ * gone on with, against the run's journal failure (a write that failed, the lease lost). Ended `completed`, or
+ * `failed` when its model failed; a run stopped by its journal or interrupted stays `running`, to be resumed.
+ */
+const journaled = (journal: Journal.Journal.Service, runId: string, run: Run): Effect.Effect<Result, AgentError, any> =>
+  Effect.scoped(Effect.gen(function*() {
+    const durable = yield* Durable.open(journal, runId, run.config.toolkit, runOptions(run.config, run.transcript))
+    run.durable = durable
+    const state = yield* run.replay(durable, yield* durable.history)
+    const result = yield* Durable.guarded(durable, run.from(state))
+    yield* journal.end(runId, "completed")
+    return result
+  })).pipe(
+    Effect.catchTag("JournalError", (cause) => Effect.fail(run.error(run.current, { reason: "JournalFailed", cause }))),
+    Effect.tapError((error) =>
+      error.reason === "JournalFailed" ? Effect.void : Effect.ignore(journal.end(runId, "failed"))
+    )
+  )
+
+export const run = (options: Options<any, any, any>): Effect.Effect<Result, AgentError, any> =>
+  start(configOf(options), options.prompt, undefined)
 
 export const stream = (options: Options<any, any, any>): Stream.Stream<Event, AgentError, any> => {
   const config = configOf(options)
@@ -405,10 +576,32 @@ export const stream = (options: Options<any, any, any>): Stream.Stream<Event, Ag
       offerAll: (events) => Effect.asVoid(mailbox.offerAll(events))
     }
     const loop = Effect.flatMap(
-      new Run(config, options.prompt, sink).loop,
+      start(config, options.prompt, sink),
       (result) => mailbox.offer({ _tag: "RunFinished", result })
     )
     yield* Effect.forkScoped(Mailbox.into(loop, mailbox))
     return Mailbox.toStream(mailbox)
   }))
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// a journaled step, read back
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What a journaled run keeps of a step: the model's response, and the fingerprints of the tools its calls name. */
+const AgentStep = Schema.Struct({
+  response: Schema.Struct({
+    text: Schema.String,
+    calls: Schema.Array(Durable.ToolCallJson),
+    usage: Schema.optional(Schema.Unknown),
+    message: Schema.Unknown,
+    raw: Schema.optional(Schema.Unknown)
+  }),
+  tools: Durable.ToolsJson
+})
+
+const decodeAgentStep = (response: unknown) =>
+  Either.map(Schema.decodeUnknownEither(AgentStep)(response), (step) => ({
+    ...step,
+    response: { ...step.response, usage: step.response.usage as Usage | undefined, raw: step.response.raw }
+  }))

@@ -23,10 +23,13 @@
  * at once ({@link callHandler}) and an answer that is already a value needs no fiber; the schedulers take that
  * path themselves, with the same stage 5 pieces.
  *
- * Where a journal hooks in: its dispatch record and its outcome are a middleware's (stage 2: after the decision,
- * before `onStart` and the handler, the outcome once `next` gives it); the decisions are the `Requester`'s answers
- * (a journal wraps the requester, which is also how a decision on record is applied on a resumed run); the
- * outcomes of calls this pipeline never sees are the scheduler's ({@link finished}).
+ * Where a journal hooks in ({@link Journaling}, a journaled batch's only): around stages 2 to 6, outside every
+ * middleware, so its dispatch is durable after the decision and before anything else runs, and its outcome is the
+ * one the middleware gave; the decisions are the `Requester`'s answers and the records the `Recorder`'s (a journaled
+ * batch wraps both, which is also how a decision on record is applied on a resumed run); the outcomes of calls this
+ * pipeline never sees (an unknown tool, invalid arguments, a denial) are written by the journaled batch when it
+ * ends. The idempotency key `Tool.currentCall` gives comes from the call's {@link Keys}: the journal's, or a random
+ * one minted when first read.
  *
  * @internal
  */
@@ -51,8 +54,8 @@ import * as Recorder from "../Recorder.js"
 import type * as Tool from "../Tool.js"
 import type { ToolError } from "../ToolError.js"
 import { PermissionDenied, ToolDefect, ToolTimeout } from "../ToolError.js"
-import type { CallContext, Progress } from "./context.js"
-import { currentCall, nativeTracer } from "./context.js"
+import type { CallContext, Keys, Progress } from "./context.js"
+import { currentCall, FreshKeys, nativeTracer } from "./context.js"
 import { reasonOf } from "./reason.js"
 import type { Kernel } from "./tool.js"
 import { classify, defect, interruptedOutcome, makeError, prepare } from "./tool.js"
@@ -75,6 +78,23 @@ export interface Pipeline {
   readonly recording: boolean
   /** The clock running times are read from (`TestClock` in tests). */
   readonly clock: Clock.Clock
+  /** A journaled batch's: the calls' keys, and what is written around each call. */
+  readonly journal: Journaling | undefined
+}
+
+/**
+ * What a journaled batch adds to each of its calls (see `internal/journal/run.ts`): the idempotency keys, and the
+ * writes around stages 2 to 6 of call `index` (its dispatch before, its outcome after). `around` never fails: a
+ * write that fails stops the call (interruption) and the batch with it.
+ */
+export interface Journaling {
+  readonly keys: Keys
+  readonly around: (
+    index: number,
+    tool: Tool.Any,
+    call: ToolCall,
+    body: Effect.Effect<Outcome, never, any>
+  ) => Effect.Effect<Outcome, never, any>
 }
 
 /**
@@ -89,6 +109,7 @@ export const make = (
     readonly timeout?: Duration.Duration | undefined
     readonly onStart?: ((call: ToolCall) => Effect.Effect<void, unknown, any>) | undefined
     readonly middleware?: ReadonlyArray<Middleware.Middleware<any>> | undefined
+    readonly journal?: Journaling | undefined
   }
 ): Pipeline => ({
   timeout: options.timeout,
@@ -97,7 +118,8 @@ export const make = (
   traced: Context.get(defaultServices, Tracer.Tracer) !== nativeTracer,
   // the default recorder records nothing: only another one makes results worth looking at
   recording: Context.get(context, Recorder.Recorder) !== Recorder.Recorder.defaultValue(),
-  clock: Context.get(defaultServices, Clock.Clock)
+  clock: Context.get(defaultServices, Clock.Clock),
+  journal: options.journal
 })
 
 /** {@link make} for the services of the fiber that runs it. */
@@ -123,7 +145,7 @@ const stack = (
  */
 export const isBare = (pipeline: Pipeline, kernel: Kernel): boolean =>
   kernel.permission === undefined && pipeline.onStart === undefined && pipeline.middleware === undefined &&
-  !pipeline.traced && !pipeline.recording
+  !pipeline.traced && !pipeline.recording && pipeline.journal === undefined
 
 // ---------------------------------------------------------------------------------------------------------------
 // one call
@@ -139,6 +161,9 @@ export interface Hooks {
   readonly started?: (() => void) | undefined
   /** The call's resource keys, for its span. */
   readonly keys?: ReadonlyArray<string> | undefined
+  /** Where the call's idempotency key comes from (default: a random one for this call), and its place there. */
+  readonly idempotencyKeys?: Keys | undefined
+  readonly index?: number | undefined
 }
 
 /**
@@ -154,7 +179,15 @@ export const run = (
   params: unknown,
   hooks: Hooks
 ): Effect.Effect<Outcome, never, any> => {
-  const options = { timeout: pipeline.timeout, onProgress: hooks.onProgress, partial: hooks.partial }
+  const index = hooks.index ?? 0
+  const options: HandlerOptions = {
+    timeout: pipeline.timeout,
+    onProgress: hooks.onProgress,
+    partial: hooks.partial,
+    // one per call, not per run of its handler: a middleware that runs it again gets the same key
+    keys: hooks.idempotencyKeys ?? new FreshKeys(),
+    index
+  }
   const started = hooks.started
   let body: Effect.Effect<Outcome, never, any> = started === undefined
     ? runHandler(kernel, call.id, params, options)
@@ -174,6 +207,7 @@ export const run = (
     }
     body = around(pipeline.middleware, seen, kernel, body)
   }
+  if (pipeline.journal !== undefined) body = pipeline.journal.around(index, tool, call, body)
   if (kernel.permission !== undefined) {
     const allowed = body
     body = Effect.flatMap(
@@ -451,7 +485,9 @@ export const callContext = (
   kernel: Kernel,
   callId: string,
   partial: { value: unknown },
-  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined,
+  keys: Keys,
+  index: number
 ): CallContext => ({
   id: callId,
   name: kernel.name,
@@ -459,7 +495,9 @@ export const callContext = (
   report: (progress) => {
     if (progress.partial !== undefined) partial.value = progress.partial
     return onProgress === undefined ? Effect.void : onProgress(progress)
-  }
+  },
+  keys,
+  index
 })
 
 /**
@@ -506,6 +544,9 @@ interface HandlerOptions {
   readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   /** Where the last `partial` output is kept, so an interruption from outside can still report it. */
   readonly partial?: { value: unknown } | undefined
+  /** Where the call's idempotency key comes from (default: a random one), and its place there. */
+  readonly keys?: Keys | undefined
+  readonly index?: number | undefined
 }
 
 /**
@@ -535,7 +576,14 @@ export const continueHandler = (
   options: HandlerOptions
 ): Effect.Effect<Outcome, never, any> => {
   const partial = options.partial ?? { value: undefined }
-  const context = callContext(kernel, callId, partial, options.onProgress)
+  const context = callContext(
+    kernel,
+    callId,
+    partial,
+    options.onProgress,
+    options.keys ?? new FreshKeys(),
+    options.index ?? 0
+  )
   const lastPartial = () => partial.value
   const inContext = Effect.locally(handler, currentCall, context)
   const timeout = kernel.timeout ?? options.timeout

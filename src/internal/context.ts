@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
 import type * as Tracer from "effect/Tracer"
+import { randomUUID } from "node:crypto"
 
 /** Progress as a tool reports it. */
 export interface Progress {
@@ -32,6 +33,27 @@ export interface CallContext {
   readonly name: string
   readonly annotations: Annotations
   readonly report: (progress: Progress) => Effect.Effect<void>
+  /** Where the call's idempotency key comes from, and its place there. */
+  readonly keys: Keys
+  readonly index: number
+}
+
+/**
+ * The idempotency keys of the calls run from one place (a batch, one call), by the call's place there: minted once
+ * per model call, so every run of its handler (a middleware that retries it, a resumed run) gets the same key. Read
+ * only when a handler asks (`Tool.currentCall`), so calls that never ask cost nothing.
+ */
+export interface Keys {
+  readonly of: (index: number) => string
+}
+
+/** Keys with nothing to be the same as across processes: a random UUID per call, minted when first read. */
+export class FreshKeys implements Keys {
+  private minted: Array<string> | undefined = undefined
+  of(index: number): string {
+    const minted = this.minted ??= []
+    return minted[index] ??= randomUUID()
+  }
 }
 
 export const currentCall: FiberRef.FiberRef<CallContext | undefined> = globalValue(

@@ -49,8 +49,8 @@ import { KernelId } from "../Tool.js"
 import { ToolNotFound } from "../ToolError.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as Call from "./call.js"
-import type { Progress } from "./context.js"
-import { currentCall } from "./context.js"
+import type { Keys, Progress } from "./context.js"
+import { currentCall, FreshKeys } from "./context.js"
 import type { Kernel } from "./tool.js"
 import * as Internal from "./tool.js"
 
@@ -366,6 +366,8 @@ class Batch {
   private readonly ready: Array<number> = []
   private readyHead = 0
   private pumping = false
+  /** The calls' idempotency keys: the journal's, or random ones minted when a handler first asks. */
+  private readonly keys: Keys
 
   constructor(options: {
     readonly calls: ReadonlyArray<ToolCall>
@@ -389,6 +391,7 @@ class Batch {
     this.readyAt = new Float64Array(n).fill(batchStart)
     this.startedAt = new Float64Array(n).fill(-1)
     this.partials = new Array(n)
+    this.keys = this.pipeline.journal?.keys ?? new FreshKeys()
     for (let i = 0; i < n; i++) if (plan.kernels[i] !== undefined && plan.pending[i] === 0) this.ready.push(i)
   }
 
@@ -467,7 +470,9 @@ class Batch {
         onProgress: this.reporter(i),
         partial,
         started: () => this.started(i),
-        keys: this.plan.keys?.[i]
+        keys: this.plan.keys?.[i],
+        idempotencyKeys: this.keys,
+        index: i
       })
       return this.observe(
         i,
@@ -484,7 +489,7 @@ class Batch {
     if (Exit.isExit(handler)) return this.finish(i, Internal.classify(kernel, handler, Call.noPartial))
     const partial = this.partials[i] = { value: undefined }
     const lastPartial = () => partial.value
-    const context = Call.callContext(kernel, call.id, partial, this.reporter(i))
+    const context = Call.callContext(kernel, call.id, partial, this.reporter(i), this.keys, i)
     const inContext = {
       updateRefs: (refs: FiberRefs.FiberRefs, fiberId: FiberId.Runtime) =>
         FiberRefs.updateAs(refs, { fiberId, fiberRef: currentCall, value: context })
@@ -599,7 +604,8 @@ const open = <Tools extends Tool.Any, RS, O extends Observer>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
   options: Executor.Options<RS> | undefined,
-  observer: O
+  observer: O,
+  journal: Call.Journaling | undefined
 ): Effect.Effect<Batch, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<RS | Tool.Requirements<Tools>>()
@@ -609,7 +615,8 @@ const open = <Tools extends Tool.Any, RS, O extends Observer>(
       {
         timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
         onStart: options?.onStart,
-        middleware: options?.middleware
+        middleware: options?.middleware,
+        journal
       }
     )
     const batchStart = pipeline.clock.unsafeCurrentTimeMillis()
@@ -621,14 +628,16 @@ const open = <Tools extends Tool.Any, RS, O extends Observer>(
     return batch
   })
 
+/** `journal`: a journaled batch's writes and keys (see `internal/journal/run.ts`). */
 export const start = <Tools extends Tool.Any, RS>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options: Executor.Options<RS> | undefined
+  options: Executor.Options<RS> | undefined,
+  journal?: Call.Journaling | undefined
 ): Effect.Effect<Executor.Handle, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
   Effect.suspend(() => {
     const events = new EventBuffer(calls)
-    return Effect.map(open(toolkit, calls, options, events), (batch): Executor.Handle => {
+    return Effect.map(open(toolkit, calls, options, events, journal), (batch): Executor.Handle => {
       events.resume = batch.pump
       return { events: events.events, cancel: (callId) => batch.cancel(callId) }
     })
@@ -638,11 +647,12 @@ export const start = <Tools extends Tool.Any, RS>(
 export const run = <Tools extends Tool.Any, RS>(
   toolkit: Toolkit.Toolkit<Tools>,
   calls: ReadonlyArray<ToolCall>,
-  options: Executor.Options<RS> | undefined
+  options: Executor.Options<RS> | undefined,
+  journal?: Call.Journaling | undefined
 ): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> =>
   Effect.scoped(Effect.suspend(() => {
     const collector = new Collector(calls.length)
-    return Effect.zipRight(open(toolkit, calls, options, collector), collector.all)
+    return Effect.zipRight(open(toolkit, calls, options, collector, journal), collector.all)
   }))
 
 export const shouldTerminate = (outcomes: ReadonlyArray<Outcome>): boolean =>

@@ -69,8 +69,25 @@ export const MAX_STATE_BYTES = 2 * 1024 * 1024
 /** How long a stopped command's processes get between SIGTERM and SIGKILL, in milliseconds. */
 export const STOP_GRACE_MILLIS = 1_000
 
+/** The namespace of the record a command writes before it runs (`Workspace.BashProcess`). */
+export const RECORD_NAMESPACE = "bash/process"
+
 /** The environment variable every process a command starts carries: `<shell id>:<command number>`. */
 export const MARKER_VARIABLE = "AGENT_TOOLS_SHELL"
+
+/**
+ * Ends every live process whose environment carries one of `markers` (found through `/proc`, so also those that
+ * left their process group with `setsid`), SIGTERM then SIGKILL after {@link STOP_GRACE_MILLIS}; gives how many it
+ * found. What a dead host's commands left running: a process without a recorded marker is never touched, whatever
+ * its process group (ids are reused). Without `/proc` it finds nothing.
+ */
+export const endMarked = (markers: ReadonlySet<string>): Effect.Effect<number> =>
+  Effect.suspend(() => {
+    if (markers.size === 0) return Effect.succeed(0)
+    const find = () => ProcessTree.withEnvironment(MARKER_VARIABLE, (value) => markers.has(value))
+    const found = find().length
+    return Effect.as(ProcessTree.end({ graceMillis: STOP_GRACE_MILLIS, find }), found)
+  })
 
 /** Variables bash acts on as it starts: kept out of the wrapper's start, exported again for the command. */
 const STARTUP_VARIABLES: ReadonlyArray<string> = ["BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"]
