@@ -2,6 +2,9 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import { quoted } from "../internal/quote.js"
+
+export { quoted } from "../internal/quote.js"
 
 /**
  * Why a workspace tool refused or failed, in words the model can act on ("read it first", "give more context").
@@ -10,13 +13,6 @@ export class WorkspaceError extends Schema.TaggedError<WorkspaceError>("effect-a
   "WorkspaceError",
   { message: Schema.String }
 ) {}
-
-/** The most characters of a model's text (a line, a path, a URL) a message quotes: past it, the text is cut. */
-export const MAX_QUOTED_LENGTH = 120
-
-/** A model's text quoted for a message: JSON string syntax, cut past {@link MAX_QUOTED_LENGTH} characters. */
-export const quoted = (text: string): string =>
-  JSON.stringify(text.length > MAX_QUOTED_LENGTH ? `${text.slice(0, MAX_QUOTED_LENGTH)}…` : text)
 
 /**
  * The longest path a tool takes, as Linux's `PATH_MAX`: a longer one is refused before it is walked, quoting only
