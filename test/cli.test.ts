@@ -270,6 +270,26 @@ describe.concurrent("agent-tools", () => {
     expect(invalid.stderr).toMatch(/^Error: invalid arguments: not valid JSON/)
   })
 
+  it("call and run refuse a write through a dangling link to outside; nothing appears there", async () => {
+    const dir = workspace({ "docs/readme.md": "docs\n" })
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "cli-outside-"))
+    fs.symlinkSync(path.join(outside, "planted.sh"), path.join(dir, "docs/notes.md"))
+    fs.symlinkSync(path.join(outside, "gen"), path.join(dir, "gen"))
+    const refused = (shown: string) => `Error: ${shown} is outside the workspace; use a path inside it\n`
+    const called = await runCli([
+      "call",
+      "write_file",
+      "{\"path\":\"docs/notes.md\",\"content\":\"echo owned\"}",
+      "--root",
+      dir,
+      "--yes"
+    ])
+    expect(called).toEqual({ code: 1, stdout: "", stderr: refused("docs/notes.md") })
+    const ran = await runCli(["run", "--root", dir, "--yes", "write_file", "--path", "gen/a/b.sh", "--content", "x"])
+    expect(ran).toEqual({ code: 1, stdout: "", stderr: refused("gen/a/b.sh") })
+    expect(fs.readdirSync(outside)).toEqual([])
+  })
+
   it("call reads the arguments from stdin with -", async () => {
     const dir = workspace({ "a.txt": "from stdin\n" })
     const ran = await runCli(["call", "read_file", "-", "--root", dir], { input: "{\"path\":\"a.txt\"}" })
