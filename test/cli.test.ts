@@ -398,6 +398,44 @@ describe.concurrent("agent-tools", () => {
     })
   })
 
+  it(
+    "provider answers a 600 MB request line as too large, serves the next, holds little of it, and exits 0",
+    async () => {
+      const dir = workspace({ "a.txt": "hi\n" })
+      const child = ChildProcess.spawn(process.execPath, [bin, "provider", "--root", dir], { stdio: "pipe" })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (d) => (stdout += d))
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+      const write = (text: string) =>
+        new Promise<void>((resolve) => child.stdin.write(text) ? resolve() : child.stdin.once("drain", () => resolve()))
+      const peakKb = () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"))![1])
+      while (!stdout.includes("\n\n")) await new Promise((resolve) => setTimeout(resolve, 20))
+      const before = peakKb()
+      const head = "{\"call_id\":\"huge\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\""
+      await write(head)
+      const chunk = "x".repeat(1024 * 1024)
+      for (let i = 0; i < 600; i++) await write(chunk)
+      await write("\\\"}\"}}\n")
+      const after = { call_id: "after", function: { name: "read_file", arguments: "{\"path\":\"a.txt\"}" } }
+      await write(JSON.stringify(after) + "\n")
+      while (!stdout.includes("\"after\"")) await new Promise((resolve) => setTimeout(resolve, 20))
+      const growthMb = (peakKb() - before) / 1024
+      child.stdin.end()
+      expect(await exited).toBe(0)
+      const answers = stdout.slice(stdout.indexOf("\n\n") + 2).trim().split("\n").map((l) => JSON.parse(l))
+      const bytes = head.length + 600 * 1024 * 1024 + 6
+      expect(answers).toEqual([
+        { call_id: "huge", content: `Error: the request is ${bytes} bytes, over the limit of 16 MiB for one line` },
+        { call_id: "after", content: "     1\thi" }
+      ])
+      expect(growthMb).toBeLessThan(150)
+      expect(stderr).toBe("")
+    },
+    60_000
+  )
+
   it("bridge serves a stdio provider's tools over MCP", async () => {
     const client = new Client({ name: "cli-test", version: "1.0.0" })
     const transport = new StdioClientTransport({
