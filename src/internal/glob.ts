@@ -32,6 +32,11 @@ const MAX_RANGE = 1000
 export interface Options {
   /** A pattern without `/` is matched against the last name of a path (`*.ts` finds `src/a.ts`). */
   readonly basename?: boolean | undefined
+  /**
+   * Git's syntax (`.gitignore` lines): no braces and no extglobs, so `{`, `(` and `|` are themselves; `*`, `?`,
+   * `**`, classes and `\` as above.
+   */
+  readonly gitignore?: boolean | undefined
 }
 
 /** A compiled glob: whether a path (names separated by `/`) matches it. */
@@ -152,6 +157,7 @@ const translate = (
   pattern: string,
   from: number,
   to: number,
+  git: boolean,
   separator?: "," | "|"
 ): Either.Either<string, GlobError> => {
   let out = ""
@@ -163,15 +169,16 @@ const translate = (
     } else if (c === "\\") {
       out += i + 1 < to ? literal(pattern[++i]) : "\\\\"
     } else if (c === "*" && pattern[i + 1] === "*" && atNameStart && (i + 2 === to || pattern[i + 2] === "/")) {
-      // `**` as a whole name: any number of names; `**/` may be none, `/**` may be nothing more
+      // `**` as a whole name: any number of names; `**/` may be none; `/**` may be nothing more, except in git's
+      // syntax, where `abc/**` is what is inside abc, not abc itself
       if (i + 2 === to) {
-        out = out.endsWith("/") ? `${out.slice(0, -1)}(?:/.*)?` : `${out}.*`
+        out = !out.endsWith("/") ? `${out}.*` : git ? `${out}.+` : `${out.slice(0, -1)}(?:/.*)?`
         i++
       } else {
         out += "(?:[^/]*/)*"
         i += 2
       }
-    } else if (pattern[i + 1] === "(" && (c in EXTGLOB || c === "!")) {
+    } else if (!git && pattern[i + 1] === "(" && (c in EXTGLOB || c === "!")) {
       const { close } = groupEnd(pattern, i + 1)
       if (close === -1 || close > to) {
         out += literal(c)
@@ -185,7 +192,7 @@ const translate = (
           })
         )
       }
-      const inner = translate(pattern, i + 2, close, "|")
+      const inner = translate(pattern, i + 2, close, git, "|")
       if (Either.isLeft(inner)) return inner
       out += `(?:${inner.right})${EXTGLOB[c]}`
       i = close
@@ -202,7 +209,7 @@ const translate = (
         out += classOf(pattern, i, close)
         i = close
       }
-    } else if (c === "{") {
+    } else if (c === "{" && !git) {
       const { close, separated } = groupEnd(pattern, i)
       const numbers = close === -1 || close > to ? undefined : range(pattern.slice(i + 1, close))
       if (numbers !== undefined) {
@@ -211,7 +218,7 @@ const translate = (
       } else if (close === -1 || close > to || !separated) {
         out += literal(c)
       } else {
-        const inner = translate(pattern, i + 1, close, ",")
+        const inner = translate(pattern, i + 1, close, git, ",")
         if (Either.isLeft(inner)) return inner
         out += `(?:${inner.right})`
         i = close
@@ -234,7 +241,7 @@ const compileOne = (pattern: string, options: Options): Either.Either<Matcher, G
     )
   }
   const given = pattern.startsWith("./") ? pattern.slice(2) : pattern
-  const source = translate(given, 0, given.length)
+  const source = translate(given, 0, given.length, options.gitignore === true)
   if (Either.isLeft(source)) return Either.left(source.left)
   let re: RE2JS
   try {

@@ -4,16 +4,17 @@
  * what they return with a note saying so.
  *
  * The walk reads directories with `node:fs` (`withFileTypes`, one call per directory instead of a stat per entry);
- * `.gitignore` rules are applied with the `ignore` package; globs a model gives (`glob`'s pattern, `grep`'s
- * `include`, `list_dir`'s `ignore`) are matched by RE2 (internal/glob.ts), in time linear in each path.
+ * `.gitignore` rules are applied with the `ignore` package, a rule of several `**` with RE2
+ * (internal/gitignore.ts); globs a model gives (`glob`'s pattern, `grep`'s `include`, `list_dir`'s `ignore`) are
+ * matched by RE2 (internal/glob.ts): in time linear in each path, whatever the pattern.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import ignore from "ignore"
 import * as nodePath from "node:path"
+import * as Gitignore from "../internal/gitignore.js"
 import * as Glob from "../internal/glob.js"
 import * as Regex from "../internal/regex.js"
 import * as Tool from "../Tool.js"
@@ -60,8 +61,8 @@ type Matcher = { readonly base: string; readonly ignores: (relative: string) => 
 const loadGitignore = (ctx: Context, dir: Dir, base: string): Effect.Effect<Matcher | undefined> =>
   readRegular(ctx.root.dir, dir, ".gitignore", MAX_GITIGNORE_BYTES).pipe(
     Effect.map((bytes) => {
-      const rules = ignore().add(Buffer.from(bytes).toString("utf8"))
-      return { base, ignores: (relative: string) => rules.ignores(relative) }
+      const rules = Gitignore.make(Buffer.from(bytes).toString("utf8"))
+      return { base, ignores: rules.ignores }
     }),
     Effect.orElseSucceed(() => undefined)
   )
