@@ -126,6 +126,26 @@ describe("ShellProgram", () => {
       )
     })
 
+    it("a usage error quotes at most 120 characters of a word of 100,000", async () => {
+      const long = "x".repeat(100_000)
+      const start = "x".repeat(120) + "…"
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [[long], `unknown tool "${start}"; the tools are`],
+        [[`--${long}`], `unknown option --${"x".repeat(118)}…; before the tool's name`],
+        [["greet", `--${long}`, "1"], `greet has no flag --${start} (its flags:`],
+        [["greet", "--name", long, "--name", "b"], `--name is given twice (--name ${"x".repeat(113)}… and --name b)`],
+        [["greet", "--name", "a", "--times", long], `--times takes a whole number; got "${start}"`],
+        [["greet", `-${long}`], `"-${"x".repeat(119)}…" is not a flag`],
+        [["greet", "--name", "a", "{}", long, long, long, long], `got 5: "{}" "${start}" "${start}" …`]
+      ]
+      for (const [words, message] of cases) {
+        const ran = await demo(words)
+        expect(ran.code).toBe(2)
+        expect(ran.stderr, message).toContain(message)
+        expect(ran.stderr.length).toBeLessThan(700)
+      }
+    })
+
     it("a failed call exits 1 with its Error: line; invalid arguments too", async () => {
       expect(await demo(["broken", "--why", "disk full"])).toEqual({
         code: 1,

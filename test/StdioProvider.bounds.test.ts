@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import type { Tool, Toolkit } from "../src/index.js"
 import { Executor, ToolError, ToolResult } from "../src/index.js"
 import { groupAlive } from "../src/internal/process.js"
+import * as ProcessTree from "../src/internal/processTree.js"
 import * as StdioProvider from "../src/StdioProvider.js"
 
 const HOSTILE = fileURLToPath(new URL("./fixtures/provider-hostile.mjs", import.meta.url))
@@ -43,6 +44,14 @@ const rssGrowth = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     const value = yield* Effect.ensuring(effect, Effect.sync(() => clearInterval(sampler)))
     return { value, growth: Math.max(peak, process.memoryUsage().rss) - before }
   })
+
+/** Whether `pid` is alive and not a zombie. */
+const alive = (pid: number): boolean => {
+  const found = ProcessTree.info(pid)
+  return found !== undefined && found.state !== "Z" && found.state !== "X"
+}
+
+const sessionOf = (pid: number): number | undefined => ProcessTree.info(pid)?.sid
 
 const withLogs = <A, E, R>(f: (logs: Array<string>) => Effect.Effect<A, E, R>) => {
   const logs: Array<string> = []
@@ -146,6 +155,26 @@ describe("StdioProvider.connect against a hostile provider", () => {
         )
       )
     }), 30_000)
+
+  it.live(
+    "a process the provider started with setsid, orphaned when it exits, ends with the scope",
+    () =>
+      Effect.gen(function*() {
+        let pid = 0
+        yield* Effect.addFinalizer(() => Effect.sync(() => pid > 0 && alive(pid) && process.kill(pid, "SIGKILL")))
+        yield* Effect.scoped(Effect.gen(function*() {
+          const provider = yield* hostile("setsid", 0)
+          pid = Number(modelText(yield* run(yield* provider.toolkit, "setsid")))
+          expect(alive(pid)).toBe(true)
+          // out of the provider's group and session (once setsid(1) has run): ending the group alone left it running
+          for (let i = 0; i < 100 && sessionOf(pid) !== pid; i++) yield* Effect.sleep("10 millis")
+          expect(sessionOf(pid)).toBe(pid)
+        }))
+        yield* Effect.sleep("100 millis")
+        expect(alive(pid)).toBe(false)
+      }).pipe(Effect.scoped),
+    30_000
+  )
 
   it.live(
     "200,000 lines of log on stdout make ten warnings and a count, not 200,000 warnings",

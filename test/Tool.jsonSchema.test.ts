@@ -7,10 +7,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option } from "effect"
 import * as ChildProcess from "node:child_process"
-import * as Path from "node:path"
 import { McpClient, Tool, Toolkit, ToolSchema } from "../src/index.js"
 import * as Ajv from "../src/internal/ajv.js"
 import * as McpServer from "../src/McpServer.js"
+import { fixture } from "./fixtures/compiled.js"
 
 const CATASTROPHIC = "^(a+)+$"
 
@@ -159,9 +159,8 @@ describe("Tool.fromJsonSchema, checked with Ajv", () => {
   })
 
   describe("memory", () => {
-    const fixture = Path.join(import.meta.dirname, "fixtures/ajv-refresh.ts")
     const growthOf = (env: Record<string, string>): number => {
-      const run = ChildProcess.spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", fixture], {
+      const run = ChildProcess.spawnSync(process.execPath, ["--expose-gc", fixture("ajv-refresh")], {
         env: { ...process.env, ...env },
         encoding: "utf8",
         timeout: 200_000

@@ -577,6 +577,42 @@ describe("hostile arguments", () => {
       expect(({} as Record<string, unknown>).polluted).toBeUndefined()
     }))
 
+  it.effect("refuses constructor.prototype like __proto__, as JSON text, nested, and with validation off", () =>
+    Effect.gen(function*() {
+      const Loose = Tool.make("loose", {
+        description: "Loose",
+        validate: false,
+        handler: (params) => Effect.succeed(Object.assign({}, params))
+      })
+      const refused = "Error: invalid arguments: \"constructor.prototype\" is not allowed as a property path"
+      const polluting = "{\"constructor\":{\"prototype\":{\"polluted\":true}}}"
+      expect(modelText(yield* call(Open, polluting))).toBe(refused)
+      expect(modelText(yield* call(Open, JSON.parse(polluting)))).toBe(refused)
+      expect(modelText(yield* call(Open, `{"a":[${polluting}]}`))).toBe(refused)
+      expect(modelText(yield* call(Loose, polluting))).toBe(refused)
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+      // a property named constructor, or prototype, is an ordinary one
+      expect(modelText(yield* call(Open, "{\"constructor\":\"x\",\"prototype\":1}"))).toBe(
+        "{\"constructor\":\"x\",\"prototype\":1}"
+      )
+    }))
+
+  it.effect("1e400 in JSON text is not a number a Schema.Number parameter gets", () =>
+    Effect.gen(function*() {
+      const Add = Tool.make("add", {
+        description: "Adds",
+        parameters: { a: Schema.Number },
+        handler: ({ a }) => Effect.succeed(String(a))
+      })
+      expect(modelText(yield* call(Add, "{\"a\":1e400}"))).toBe(
+        "Error: invalid arguments: a: expected a finite number, got 1e400"
+      )
+      expect(modelText(yield* call(Add, { a: Infinity }))).toBe(
+        "Error: invalid arguments: a: expected a finite number, got a number out of range (Infinity)"
+      )
+      expect(modelText(yield* call(Add, "{\"a\":1e300}"))).toBe("1e+300")
+    }))
+
   it.effect("accepts a 10 MB string argument in reasonable time", () =>
     Effect.gen(function*() {
       const Len = Tool.make("len", {

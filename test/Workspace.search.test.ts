@@ -148,6 +148,67 @@ describe("Workspace search and special files", () => {
         expect(Date.now() - started).toBeLessThan(1_000)
       }))
 
+    it.live("globs: ten stars against a long name answer in well under a timeout that could not stop picomatch", () =>
+      Effect.gen(function*() {
+        // picomatch's RegExp needed 35 s for glob, 42 s for list_dir, on a name of 41 characters; this one is 201
+        const stars = "*a".repeat(10) + "*b"
+        const root = makeRoot({ ["a".repeat(200) + "!"]: "x\n", "ab": "x\n" })
+        const started = Date.now()
+        const outcomes = yield* Effect.scoped(Effect.gen(function*() {
+          const kit = yield* Workspace.toolkit({ root })
+          return yield* Executor.run(kit, [
+            call("glob", { pattern: stars }, "1"),
+            call("grep", { pattern: "x", include: stars }, "2"),
+            call("list_dir", { ignore: [stars] }, "3")
+          ], { timeout: Duration.seconds(2) })
+        })).pipe(Effect.provide(NodeContext.layer))
+        expect(outcomes.map(text)).toEqual([
+          `no files match ${stars} in .`,
+          `no matches for x in .`,
+          `./\n  ${"a".repeat(200)}!\n  ab`
+        ])
+        expect(Date.now() - started).toBeLessThan(1_000)
+      }))
+
+    it.live("a .gitignore rule of ten ** over folders 60 deep: the walk answers at once, the rule still applies", () =>
+      Effect.gen(function*() {
+        // the ignore package's RegExp took 23 s for one path 40 folders deep; every entry of the walk is one
+        const deep = "a/".repeat(60)
+        const root = makeRoot({
+          ".gitignore": "a/**/".repeat(10) + "c\n",
+          [`${deep}b.txt`]: "x\n",
+          [`${"a/".repeat(12)}c`]: "x\n"
+        })
+        const started = Date.now()
+        const outcomes = yield* Effect.scoped(Effect.gen(function*() {
+          const kit = yield* Workspace.toolkit({ root })
+          return yield* Executor.run(kit, [call("glob", { pattern: "**/*" })], { timeout: Duration.seconds(2) })
+        })).pipe(Effect.provide(NodeContext.layer))
+        expect(outcomes.map(text)).toEqual([`.gitignore\n${deep}b.txt`])
+        expect(Date.now() - started).toBeLessThan(1_000)
+      }))
+
+    it.effect("globs: a pattern over the length cap and !(...) are refused with what to write, not a defect", () =>
+      Effect.gen(function*() {
+        const root = makeRoot({ "a.ts": "x\n" })
+        const long = "x".repeat(100_000)
+        const texts = yield* run(root, [
+          call("glob", { pattern: long }, "1"),
+          call("grep", { pattern: "x", include: long }, "2"),
+          call("list_dir", { ignore: ["*.md", long] }, "3"),
+          call("glob", { pattern: "!(*.md)" }, "4")
+        ])
+        const tooLong = "Error: invalid glob pattern: the pattern is 100000 characters long (at most 4096); give a " +
+          "shorter pattern"
+        expect(texts).toEqual([
+          tooLong,
+          tooLong,
+          tooLong,
+          "Error: invalid glob pattern: !(...) (anything but these) is not supported; name what you want instead " +
+          "(`*.{ts,js}`), or match it and leave the matches out"
+        ])
+      }))
+
     it.effect("RE2 syntax: what it lacks is refused with the construct named; ignore_case folds case", () =>
       Effect.gen(function*() {
         const root = makeRoot({ "a.ts": "const Quote = 'x'\n" })

@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { Executor, Permission, Recorder } from "../src/index.js"
 import * as Process from "../src/internal/process.js"
 import * as Workspace from "../src/Workspace.js"
-import { call, makeRoot, run, session, text } from "./fixtures/workspace.js"
+import { call, filesBelow, makeRoot, run, session, text } from "./fixtures/workspace.js"
 
 const groupGone = (pgid: number): boolean => !Process.groupAlive(pgid)
 
@@ -54,6 +54,40 @@ describe("Workspace", () => {
           Effect.scoped(Workspace.toolkit({ root: "/no/such/folder" })).pipe(Effect.provide(NodeContext.layer))
         )
         expect(error.message).toBe("the workspace root /no/such/folder does not exist")
+      }))
+
+    it.effect("a path or URL of 100,000 characters is refused quoting 120 of them, by every tool", () =>
+      Effect.gen(function*() {
+        const root = makeRoot({ "a.txt": "a\n" })
+        const long = "x".repeat(100_000)
+        const calls = [
+          call("read_file", { path: long }, "1"),
+          call("write_file", { path: `../${long}`, content: "x" }, "2"),
+          call("edit_file", { path: `/${long}`, old_string: "a", new_string: "b" }, "3"),
+          call("list_dir", { path: long }, "4"),
+          call("glob", { pattern: "*", path: long }, "5"),
+          call("grep", { pattern: "a", path: long }, "6"),
+          call("apply_patch", { patch: `*** Begin Patch\n*** Add File: ${long}\n+x\n*** End Patch` }, "7"),
+          call("apply_patch", { patch: `--- /dev/null\n+++ b/${long}\n@@ -0,0 +1 @@\n+x\n` }, "8"),
+          call("fetch", { url: `https://example.com/${long}` }, "9"),
+          call("fetch", { url: `ftp:${long}` }, "10")
+        ]
+        const texts = yield* Effect.scoped(Effect.gen(function*() {
+          const kit = yield* Workspace.toolkit({ root, fetch: true })
+          return (yield* Executor.run(kit, calls)).map(text)
+        })).pipe(Effect.provide(NodeContext.layer))
+        const cut = (given: string) => JSON.stringify(`${given.slice(0, 120)}…`)
+        expect(texts[0]).toBe(
+          `Error: the path ${cut(long)} is 100000 characters long, over the 4096 a path may have; give a shorter one`
+        )
+        expect(texts[8]).toBe(
+          `Error: the URL ${cut(`https://example.com/${long}`)} is 100020 characters long, over the 8192 fetch takes`
+        )
+        for (const [i, t] of texts.entries()) {
+          expect(t.length, calls[i].id).toBeLessThan(400)
+          expect(t, calls[i].id).toMatch(/characters long, over the \d+/)
+        }
+        expect(filesBelow(root)).toEqual(["a.txt"])
       }))
   })
 

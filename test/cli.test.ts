@@ -270,6 +270,26 @@ describe.concurrent("agent-tools", () => {
     expect(invalid.stderr).toMatch(/^Error: invalid arguments: not valid JSON/)
   })
 
+  it("call and run refuse a write through a dangling link to outside; nothing appears there", async () => {
+    const dir = workspace({ "docs/readme.md": "docs\n" })
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "cli-outside-"))
+    fs.symlinkSync(path.join(outside, "planted.sh"), path.join(dir, "docs/notes.md"))
+    fs.symlinkSync(path.join(outside, "gen"), path.join(dir, "gen"))
+    const refused = (shown: string) => `Error: ${shown} is outside the workspace; use a path inside it\n`
+    const called = await runCli([
+      "call",
+      "write_file",
+      "{\"path\":\"docs/notes.md\",\"content\":\"echo owned\"}",
+      "--root",
+      dir,
+      "--yes"
+    ])
+    expect(called).toEqual({ code: 1, stdout: "", stderr: refused("docs/notes.md") })
+    const ran = await runCli(["run", "--root", dir, "--yes", "write_file", "--path", "gen/a/b.sh", "--content", "x"])
+    expect(ran).toEqual({ code: 1, stdout: "", stderr: refused("gen/a/b.sh") })
+    expect(fs.readdirSync(outside)).toEqual([])
+  })
+
   it("call reads the arguments from stdin with -", async () => {
     const dir = workspace({ "a.txt": "from stdin\n" })
     const ran = await runCli(["call", "read_file", "-", "--root", dir], { input: "{\"path\":\"a.txt\"}" })
@@ -377,6 +397,44 @@ describe.concurrent("agent-tools", () => {
       "3": "Bad arguments: path: expected a string, got 1"
     })
   })
+
+  it(
+    "provider answers a 600 MB request line as too large, serves the next, holds little of it, and exits 0",
+    async () => {
+      const dir = workspace({ "a.txt": "hi\n" })
+      const child = ChildProcess.spawn(process.execPath, [bin, "provider", "--root", dir], { stdio: "pipe" })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (d) => (stdout += d))
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
+      const write = (text: string) =>
+        new Promise<void>((resolve) => child.stdin.write(text) ? resolve() : child.stdin.once("drain", () => resolve()))
+      const peakKb = () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"))![1])
+      while (!stdout.includes("\n\n")) await new Promise((resolve) => setTimeout(resolve, 20))
+      const before = peakKb()
+      const head = "{\"call_id\":\"huge\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\""
+      await write(head)
+      const chunk = "x".repeat(1024 * 1024)
+      for (let i = 0; i < 600; i++) await write(chunk)
+      await write("\\\"}\"}}\n")
+      const after = { call_id: "after", function: { name: "read_file", arguments: "{\"path\":\"a.txt\"}" } }
+      await write(JSON.stringify(after) + "\n")
+      while (!stdout.includes("\"after\"")) await new Promise((resolve) => setTimeout(resolve, 20))
+      const growthMb = (peakKb() - before) / 1024
+      child.stdin.end()
+      expect(await exited).toBe(0)
+      const answers = stdout.slice(stdout.indexOf("\n\n") + 2).trim().split("\n").map((l) => JSON.parse(l))
+      const bytes = head.length + 600 * 1024 * 1024 + 6
+      expect(answers).toEqual([
+        { call_id: "huge", content: `Error: the request is ${bytes} bytes, over the limit of 16 MiB for one line` },
+        { call_id: "after", content: "     1\thi" }
+      ])
+      expect(growthMb).toBeLessThan(150)
+      expect(stderr).toBe("")
+    },
+    60_000
+  )
 
   it("bridge serves a stdio provider's tools over MCP", async () => {
     const client = new Client({ name: "cli-test", version: "1.0.0" })

@@ -9,6 +9,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import { quoted } from "../internal/quote.js"
 import { printable, terminalElicitor, terminalRequester } from "../internal/terminal.js"
 import * as ShellProgram from "../ShellProgram.js"
 import * as Tool from "../Tool.js"
@@ -91,7 +92,7 @@ export const call = (
     const tool = kit.byName.get(toolName)
     if (tool === undefined) {
       return yield* Effect.fail(
-        new UsageError({ message: `unknown tool "${toolName}"; the tools are ${Toolkit.names(kit).join(", ")}` })
+        new UsageError({ message: `unknown tool ${quoted(toolName)}; the tools are ${Toolkit.names(kit).join(", ")}` })
       )
     }
     const args = json === "-" ? yield* readStdin : json ?? "{}"

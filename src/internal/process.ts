@@ -20,7 +20,9 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import * as ChildProcess from "node:child_process"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
+import * as ProcessTree from "./processTree.js"
 import { reasonOf } from "./reason.js"
 
 /** Bytes of stderr kept for error messages (a peer's end, a shell's): the last lines, not a log. */
@@ -28,6 +30,13 @@ export const STDERR_TAIL_BYTES = 4 * 1024
 
 /** How long a process group gets between SIGTERM and SIGKILL, and after stdin closes, in milliseconds. */
 export const KILL_GRACE_MILLIS = 2_000
+
+/**
+ * The variable every process started here carries in its environment, set to a value of its own, and so every
+ * process it starts (unless that one clears its environment): what finds a child that left the group with `setsid`
+ * once its parent has exited and nothing else links it to us.
+ */
+export const MARKER_VARIABLE = "AGENT_TOOLS_PROCESS"
 
 export interface SpawnOptions {
   readonly command: string
@@ -149,7 +158,10 @@ export const groupAlive = (pgid: number): boolean => {
 export const describeExit = (status: ExitStatus): string =>
   status.signal !== null ? `was killed by ${status.signal}` : `exited with code ${status.code}`
 
-/** Starts a process in its own group; the scope's close ends the group. */
+/**
+ * Starts a process in its own group; the scope's close ends the group and every process it started that left the
+ * group (`setsid`), found by parent, session and group links and by {@link MARKER_VARIABLE} (see processTree.ts).
+ */
 export const spawn = (options: SpawnOptions): Effect.Effect<Child, ProcessError, Scope.Scope> =>
   Effect.acquireRelease(start(options), (child) => child.terminate)
 
@@ -162,6 +174,8 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
     for (const [key, value] of Object.entries({ ...process.env, ...options.env })) {
       if (value !== undefined) env[key] = value
     }
+    const marker = randomUUID()
+    env[MARKER_VARIABLE] = marker
     let proc: ChildProcess.ChildProcess
     try {
       proc = ChildProcess.spawn(command, [...(options.args ?? [])], {
@@ -205,7 +219,20 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
       })
       proc.once("spawn", () => {
         const pid = proc.pid!
+        const startTicks = ProcessTree.info(pid)?.startTicks
+        /** What the process started: by links while they hold, by its marker once they do not. */
+        const started = (): Array<ProcessTree.ProcessInfo> => {
+          const processes = ProcessTree.list()
+          const found = new Map<number, ProcessTree.ProcessInfo>()
+          for (const p of ProcessTree.descendants(pid, { startTicks, processes })) found.set(p.pid, p)
+          for (const p of ProcessTree.withEnvironment(MARKER_VARIABLE, (value) => value === marker, processes)) {
+            if (p.pid !== pid) found.set(p.pid, p)
+          }
+          return [...found.values()]
+        }
         const terminate: Effect.Effect<void> = Effect.gen(function*() {
+          // looked for before end of input, which may end the leader and leave its setsid children to init
+          const before = started()
           if (!proc.stdin!.destroyed) proc.stdin!.end()
           if (status === undefined) {
             // the racers must be interruptible: in this uninterruptible region the loser would otherwise be waited
@@ -215,14 +242,8 @@ const start = (options: SpawnOptions): Effect.Effect<Child, ProcessError> =>
               Effect.interruptible(realSleep(Math.min(grace, 500)))
             )
           }
-          // the leader may be gone while processes it started still run in its group
-          if (!signalGroup(pid, "SIGTERM")) return
-          let waited = 0
-          while (waited < grace && groupAlive(pid)) {
-            yield* realSleep(25)
-            waited += 25
-          }
-          signalGroup(pid, "SIGKILL")
+          // the leader may be gone while processes it started still run, in its group or out of it
+          yield* ProcessTree.end({ graceMillis: grace, groups: [pid], find: () => [...before, ...started()] })
           if (status === undefined) yield* Deferred.await(exitDeferred)
         }).pipe(Effect.uninterruptible)
         const unsafeWrite = (data: string | Uint8Array, done: (error: ProcessError | undefined) => void): void => {

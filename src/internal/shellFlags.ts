@@ -17,6 +17,7 @@
  * @internal
  */
 import type { JsonSchema } from "../Tool.js"
+import { cut, quoted } from "./quote.js"
 
 /** What one flag takes. */
 export type FlagKind =
@@ -226,7 +227,7 @@ const describeKind = (kind: FlagKind): string => {
 
 /** A flag's text as its value, or why it is not one. */
 const valueOf = (flag: Flag, kind: FlagKind, text: string): { readonly value: unknown } | UsageProblem => {
-  const bad = () => problem(`--${flag.name} takes ${describeKind(kind)}; got ${JSON.stringify(text)}`)
+  const bad = () => problem(`--${flag.name} takes ${describeKind(kind)}; got ${quoted(text)}`)
   switch (kind._tag) {
     case "string":
       return { value: text }
@@ -250,7 +251,7 @@ const valueOf = (flag: Flag, kind: FlagKind, text: string): { readonly value: un
       try {
         return { value: JSON.parse(text) }
       } catch {
-        return problem(`--${flag.name} takes JSON; got ${JSON.stringify(text)}, which is not JSON`)
+        return problem(`--${flag.name} takes JSON; got ${quoted(text)}, which is not JSON`)
       }
   }
 }
@@ -276,7 +277,7 @@ const unknownFlag = (tool: string, given: string, flags: ReadonlyArray<Flag>, pr
     flags.map((f) => ({ f, d: distance(f.name, given) })).filter(({ d }) => d <= 2).sort((x, y) => x.d - y.d)[0]?.f
   const list = flags.length === 0 ? "it takes no flags" : `its flags: ${flags.map((f) => `--${f.name}`).join(", ")}`
   return problem(
-    `${tool} has no flag --${given}${near === undefined ? "" : `; did you mean --${near.name}?`} (${list}; ` +
+    `${tool} has no flag --${cut(given)}${near === undefined ? "" : `; did you mean --${near.name}?`} (${list}; ` +
       `${program} help ${tool} shows them)`
   )
 }
@@ -297,7 +298,7 @@ export const parse = (
     if (flag.kind._tag !== "array") {
       const before = given.get(flag.name)
       if (before !== undefined) {
-        return problem(`--${flag.name} is given twice (${before} and ${spelled}); give it once`)
+        return problem(`--${flag.name} is given twice (${cut(before)} and ${cut(spelled)}); give it once`)
       }
     }
     given.set(flag.name, spelled)
@@ -316,7 +317,7 @@ export const parse = (
     }
     if (word === "-h" || word === "--help") return { _tag: "Help" }
     if (!word.startsWith("--")) {
-      return problem(`${JSON.stringify(word)} is not a flag; flags start with -- (${program} help ${tool})`)
+      return problem(`${quoted(word)} is not a flag; flags start with -- (${program} help ${tool})`)
     }
     const equals = word.indexOf("=")
     const name = word.slice(2, equals < 0 ? undefined : equals)
@@ -351,7 +352,8 @@ export const parse = (
   if (positional.length > 1) {
     return problem(
       `${tool} takes at most one argument besides its flags (a JSON object, or - to read one from standard ` +
-        `input); got ${positional.length}: ${positional.map((p) => JSON.stringify(p)).join(" ")}`
+        `input); got ${positional.length}: ${positional.slice(0, 3).map(quoted).join(" ")}` +
+        (positional.length > 3 ? " …" : "")
     )
   }
   return { _tag: "Call", flags: set, json: positional[0] }

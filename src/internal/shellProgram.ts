@@ -13,6 +13,7 @@ import * as Permission from "../Permission.js"
 import * as Tool from "../Tool.js"
 import * as ToolError from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
+import { cut, quoted } from "./quote.js"
 import { flagsOf, merge, parse } from "./shellFlags.js"
 import { EXIT, fullText, markdown, overviewText, toolText } from "./shellUsage.js"
 import { printable, terminalElicitor, terminalRequester } from "./terminal.js"
@@ -98,7 +99,9 @@ export const run = <Tools extends Tool.Any>(
       return Option.match(Toolkit.lookup(toolkit, name), {
         onNone: () =>
           Either.left(
-            `unknown tool "${name}"; the tools are ${Toolkit.names(toolkit).join(", ")} (${program} help lists them)`
+            `unknown tool ${quoted(name)}; the tools are ${
+              Toolkit.names(toolkit).join(", ")
+            } (${program} help lists them)`
           ),
         onSome: Either.right
       })
@@ -113,7 +116,7 @@ export const run = <Tools extends Tool.Any>(
       else if (word === "-h" || word === "--help") {
         return yield* print(overviewText(program, settings.description, toolkit))
       } else if (word === "--") forced = true
-      else return yield* usageError(`unknown option ${word}; before the tool's name come only --yes and --help`)
+      else return yield* usageError(`unknown option ${cut(word)}; before the tool's name come only --yes and --help`)
     }
     const command = argv[at]
     if (command === undefined) {

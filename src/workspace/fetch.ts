@@ -33,7 +33,7 @@ import type { Readable } from "node:stream"
 import * as zlib from "node:zlib"
 import * as Tool from "../Tool.js"
 import { refusedBecause } from "./addresses.js"
-import { WorkspaceError } from "./errors.js"
+import { quoted, WorkspaceError } from "./errors.js"
 
 /** How much of a body is read, after decompression, when the host sets no `maxBytes`. */
 export const DEFAULT_FETCH_MAX_BYTES = 5 * 1024 * 1024
@@ -43,6 +43,12 @@ export const DEFAULT_FETCH_TIMEOUT: Duration.Duration = Duration.seconds(30)
 
 /** How many redirects are followed when the host sets no `maxRedirects`. */
 export const DEFAULT_FETCH_MAX_REDIRECTS = 5
+
+/**
+ * The longest URL fetch takes (what HTTP asks servers to accept, RFC 9110): a longer one, from the model or a
+ * redirect, is refused quoting its start, so no message echoes more of a URL than this.
+ */
+export const MAX_URL_LENGTH = 8192
 
 /** HTML past this many bytes is not converted (the conversion holds the thread about a second a megabyte). */
 export const MAX_HTML_BYTES = 2 * 1024 * 1024
@@ -116,18 +122,23 @@ const PRIVATE_HINT = "fetch reaches public addresses only (the host running the 
 
 /** `http(s)://...` as a URL, or why not. */
 const parseUrl = (given: string): Parsed => {
+  const tooLong = (url: string) =>
+    `the URL ${quoted(url)} is ${url.length} characters long, over the ${MAX_URL_LENGTH} fetch takes`
+  if (given.length > MAX_URL_LENGTH) return { problem: tooLong(given) }
   let url: URL
   try {
     url = new URL(given)
   } catch {
-    return { problem: `${JSON.stringify(given)} is not a URL; give a whole one, starting with https:// or http://` }
+    return { problem: `${quoted(given)} is not a URL; give a whole one, starting with https:// or http://` }
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return {
-      problem: `${JSON.stringify(given)} is not an http or https URL (its scheme is ${url.protocol}); fetch reads ` +
+      problem: `${quoted(given)} is not an http or https URL (its scheme is ${url.protocol}); fetch reads ` +
         "web pages only"
     }
   }
+  // written out (escaped, punycode), a URL may grow
+  if (url.href.length > MAX_URL_LENGTH) return { problem: tooLong(url.href) }
   return { url }
 }
 
@@ -401,10 +412,17 @@ const get = (settings: Settings, first: URL, progress: Progress) =>
       if (answer._tag === "Answer") return answer.fetched
       const next = yield* Effect.try({
         try: () => new URL(answer.location, url),
-        catch: () => new WorkspaceError({ message: `${url.href} redirected to ${answer.location}, which is no URL` })
+        catch: () =>
+          new WorkspaceError({ message: `${url.href} redirected to ${quoted(answer.location)}, which is no URL` })
       })
       if (next.protocol !== "http:" && next.protocol !== "https:") {
-        return yield* failWith(`${url.href} redirected to ${next.href}, which is not an http or https URL`)
+        return yield* failWith(`${url.href} redirected to ${quoted(next.href)}, which is not an http or https URL`)
+      }
+      if (next.href.length > MAX_URL_LENGTH) {
+        return yield* failWith(
+          `${url.href} redirected to ${quoted(next.href)}, a URL of ${next.href.length} characters, over the ` +
+            `${MAX_URL_LENGTH} fetch takes`
+        )
       }
       redirects.push(url.href)
       if (redirects.length > settings.maxRedirects) {

@@ -19,8 +19,8 @@
  *
  * @internal
  */
+import { quoted } from "./errors.js"
 import type { Hunk, HunkLine } from "./patchText.js"
-import { quoted } from "./patchText.js"
 
 /** A text split into lines, each with its own ending (`""` for a last line without one). */
 interface Lines {

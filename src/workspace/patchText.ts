@@ -15,6 +15,7 @@
  *
  * @internal
  */
+import { pathTooLong, quoted } from "./errors.js"
 
 /** One line of a hunk: kept (` `), removed (`-`) or added (`+`). */
 export interface HunkLine {
@@ -84,9 +85,6 @@ const UPDATE = "*** Update File: "
 const MOVE = "*** Move to: "
 const END_OF_FILE = "*** End of File"
 
-/** A line quoted for a message: JSON string syntax, cut past 120 characters. */
-export const quoted = (line: string): string => JSON.stringify(line.length > 120 ? `${line.slice(0, 120)}…` : line)
-
 const FORMATS = "a patch starts with \"*** Begin Patch\" (the apply_patch format) or is a unified diff " +
   "(\"--- a/path\", \"+++ b/path\", then \"@@ -l,n +l,n @@\" hunks)"
 
@@ -119,7 +117,9 @@ const isFileHeader = (line: string): boolean =>
 
 const pathOf = (line: string, prefix: string, n: number): string | Malformed => {
   const path = line.slice(prefix.length).trim()
-  return path === "" ? malformed(`line ${n}: ${quoted(line)} names no file; write the path after the colon`) : path
+  if (path === "") return malformed(`line ${n}: ${quoted(line)} names no file; write the path after the colon`)
+  const tooLong = pathTooLong(path)
+  return tooLong === undefined ? path : malformed(`line ${n}: ${tooLong}`)
 }
 
 /** Whether only empty lines stand between `i` and the end of a body (a header, or the end of the text). */

@@ -1,7 +1,8 @@
 /**
  * Confinement: every path a workspace tool touches resolves inside the root, through symbolic links too.
  *
- * A path is resolved against the root (an absolute path is taken as is) and normalised; it is refused when it
+ * A path longer than `PATH_MAX` is refused first, quoting its start only. A path is resolved against the root (an
+ * absolute path is taken as is) and normalised; it is refused when it
  * leaves the root lexically: an absolute path elsewhere, or a first component `..` (a name that merely starts with
  * two dots, `..config`, is an ordinary name). Then it is walked one component at a time from the root's folder,
  * held open (see confined.ts), the way the kernel would walk it, except that this walk follows links itself:
@@ -24,7 +25,7 @@ import type * as fs from "node:fs"
 import * as nodePath from "node:path"
 import type { Dir } from "./confined.js"
 import { entry, lstat, openDir, readlink } from "./confined.js"
-import { WorkspaceError } from "./errors.js"
+import { pathTooLong, WorkspaceError } from "./errors.js"
 
 /** Links followed in one path before it is refused, as the kernel's `ELOOP` does. */
 export const MAX_LINKS = 40
@@ -82,6 +83,8 @@ const notFound = (shown: string) =>
 export const resolve = (root: Root, given: string | undefined): Effect.Effect<Target, WorkspaceError, Scope.Scope> =>
   Effect.gen(function*() {
     const asGiven = given === undefined || given === "" ? "." : given
+    const tooLong = pathTooLong(asGiven)
+    if (tooLong !== undefined) return yield* Effect.fail(new WorkspaceError({ message: tooLong }))
     if (asGiven.includes("\0")) {
       return yield* Effect.fail(new WorkspaceError({ message: "the path contains a NUL character; remove it" }))
     }

@@ -4,16 +4,18 @@
  * what they return with a note saying so.
  *
  * The walk reads directories with `node:fs` (`withFileTypes`, one call per directory instead of a stat per entry);
- * `.gitignore` rules are applied with the `ignore` package and globs with `picomatch`.
+ * `.gitignore` rules are applied with the `ignore` package, a rule of several `**` with RE2
+ * (internal/gitignore.ts); globs a model gives (`glob`'s pattern, `grep`'s `include`, `list_dir`'s `ignore`) are
+ * matched by RE2 (internal/glob.ts): in time linear in each path, whatever the pattern.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import ignore from "ignore"
 import * as nodePath from "node:path"
-import picomatch from "picomatch"
+import * as Gitignore from "../internal/gitignore.js"
+import * as Glob from "../internal/glob.js"
 import * as Regex from "../internal/regex.js"
 import * as Tool from "../Tool.js"
 import type { Dir, ReadRefused } from "./confined.js"
@@ -59,8 +61,8 @@ type Matcher = { readonly base: string; readonly ignores: (relative: string) => 
 const loadGitignore = (ctx: Context, dir: Dir, base: string): Effect.Effect<Matcher | undefined> =>
   readRegular(ctx.root.dir, dir, ".gitignore", MAX_GITIGNORE_BYTES).pipe(
     Effect.map((bytes) => {
-      const rules = ignore().add(Buffer.from(bytes).toString("utf8"))
-      return { base, ignores: (relative: string) => rules.ignores(relative) }
+      const rules = Gitignore.make(Buffer.from(bytes).toString("utf8"))
+      return { base, ignores: rules.ignores }
     }),
     Effect.orElseSucceed(() => undefined)
   )
@@ -182,12 +184,14 @@ export const glob = (ctx: Context) =>
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     handler: ({ path: given, pattern }) =>
       Effect.gen(function*() {
+        const compiled = Glob.compile(pattern)
+        if (Either.isLeft(compiled)) return yield* failWith(compiled.left.message)
+        const matches = compiled.right
         const base = yield* folder(ctx, given, "give a folder to search")
-        const matches = picomatch(pattern, { dot: true })
         const found: Array<string> = []
         let total = 0
         const { tooDeep } = yield* walk(ctx, base, (entry) => {
-          if (entry.kind === "file" && matches(entry.relative)) {
+          if (entry.kind === "file" && matches.test(entry.relative)) {
             total++
             if (found.length < MAX_GLOB_RESULTS) found.push(entry.fromRoot)
           }
@@ -259,6 +263,8 @@ export const grep = (ctx: Context) =>
           )
         }
         const regex = compiled.right
+        const included = include === undefined ? undefined : Glob.compile(include, { basename: true })
+        if (included !== undefined && Either.isLeft(included)) return yield* failWith(included.left.message)
         const base = yield* resolve(ctx.root, given)
         const lines: Array<string> = []
         let total = 0
@@ -283,14 +289,13 @@ export const grep = (ctx: Context) =>
         const notes: Array<string> = []
         if (base.kind === "absent") return yield* failWith(`${base.shown} does not exist; check the path`)
         if (base.kind === "directory") {
-          const included = include === undefined ? undefined : picomatch(include, { dot: true, basename: true })
           const skipped = new Map<Skipped, number>()
           const count = (reason: Skipped | undefined) => {
             if (reason !== undefined) skipped.set(reason, (skipped.get(reason) ?? 0) + 1)
           }
           const { tooDeep } = yield* walk(ctx, base, (entry) => {
             if (entry.kind !== "file" && entry.kind !== "other") return Effect.succeed("continue")
-            if (included !== undefined && !included(entry.relative)) return Effect.succeed("continue")
+            if (included !== undefined && !included.right.test(entry.relative)) return Effect.succeed("continue")
             if (entry.kind === "other") {
               count("not a regular file")
               return Effect.succeed("continue")
@@ -345,14 +350,15 @@ export const listDir = (ctx: Context) =>
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
     handler: ({ ignore: patterns, path: given }) =>
       Effect.gen(function*() {
-        const base = yield* folder(ctx, given, "use read_file to read it")
         const skip = patterns === undefined || patterns.length === 0
           ? undefined
-          : picomatch([...patterns], { dot: true, basename: true })
+          : Glob.compile(patterns, { basename: true })
+        if (skip !== undefined && Either.isLeft(skip)) return yield* failWith(skip.left.message)
+        const base = yield* folder(ctx, given, "use read_file to read it")
         const lines = [`${base.shown}/`]
         let total = 0
         const { tooDeep } = yield* walk(ctx, base, (entry) => {
-          if (skip !== undefined && skip(entry.relative)) return Effect.succeed("skip")
+          if (skip !== undefined && skip.right.test(entry.relative)) return Effect.succeed("skip")
           total++
           if (total <= MAX_LIST_ENTRIES) {
             const suffix = entry.kind === "directory" ? "/" : entry.kind === "link" ? "@" : ""
