@@ -5,11 +5,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Client, InMemoryTransport, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client"
 import { Deferred, Effect, Exit, Option, Schema, SubscriptionRef } from "effect"
 import { vi } from "vitest"
 import { Tool, Toolkit, ToolResult } from "../src/index.js"
@@ -119,7 +115,7 @@ const limitsDemo = Effect.scoped(Effect.gen(function*() {
     )
   )
 }))
-// => "Streamable HTTP error: Error POSTing to endpoint: {... \"Service Unavailable: all 1 sessions (maxSessions)
+// => "Error POSTing to endpoint: {... \"Service Unavailable: all 1 sessions (maxSessions)
 //    are in use; try again later\"}}"
 // #endregion
 
@@ -167,7 +163,7 @@ const changingDemo = Effect.scoped(Effect.gen(function*() {
   yield* McpServer.serve(served, { name: "text-tools", version: "1.0.0" }, serverSide)
   const client = yield* clientOn(clientSide)
   const changed = yield* Deferred.make<void>()
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => Deferred.unsafeDone(changed, Exit.void))
+  client.setNotificationHandler("notifications/tools/list_changed", () => Deferred.unsafeDone(changed, Exit.void))
 
   yield* SubscriptionRef.set(served, Toolkit.make(Upper, Add)) // say, a plugin was loaded
   yield* Deferred.await(changed)
@@ -207,7 +203,7 @@ describe("docs/mcp-server.md", () => {
   it.scopedLive("limits: with every session in use, a new client is turned away with 503", () =>
     Effect.map(limitsDemo, (message) =>
       expect(message).toBe(
-        "Streamable HTTP error: Error POSTing to endpoint: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000," +
+        "Error POSTing to endpoint: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000," +
           "\"message\":\"Service Unavailable: all 1 sessions (maxSessions) are in use; try again later\"}}"
       )))
 

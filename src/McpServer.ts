@@ -30,7 +30,7 @@
  *
  * @since 0.1.0
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { Transport } from "@modelcontextprotocol/server"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -364,8 +364,7 @@ export const session: Effect.Effect<Option.Option<Session>> = Internal.session
  *
  * @example
  * ```ts
- * import { Client } from "@modelcontextprotocol/sdk/client/index.js"
- * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+ * import { Client, InMemoryTransport } from "@modelcontextprotocol/client"
  * import { Effect, Schema } from "effect"
  * import { McpServer, Tool, Toolkit } from "effect-agent-tools"
  *
@@ -424,8 +423,8 @@ export const stdio: <T extends Tool.Any>(
 ) => Effect.Effect<void, McpServerError, Tool.Requirements<T>> = Internal.stdio
 
 /**
- * Serves a toolkit over Streamable HTTP until the scope closes, on `node:http` with the SDK's Streamable HTTP
- * transport: sessions by `Mcp-Session-Id` (`DELETE` ends one and interrupts its calls), `202` for a POST of
+ * Serves a toolkit over Streamable HTTP until the scope closes, on `node:http` with a transport of our own in front
+ * of the SDK's `Server`: sessions by `Mcp-Session-Id` (`DELETE` ends one and interrupts its calls), `202` for a POST of
  * notifications, a `GET` stream for server notifications (`tools/list_changed`), the `MCP-Protocol-Version`
  * header checked, `Host`/`Origin` checked against DNS rebinding (`403`). See {@link HttpOptions}. Closing the
  * scope stops listening, ends every session (interrupting their calls) and closes the open connections.

@@ -23,7 +23,7 @@
  *
  * @internal
  */
-import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId } from "@modelcontextprotocol/server"
 import { preview } from "./argumentProblems.js"
 
 export const PARSE_ERROR = -32700

@@ -21,30 +21,20 @@
  *
  * @internal
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type {
   CallToolResult as SdkCallToolResult,
   JSONRPCMessage,
+  JSONRPCRequest,
   MessageExtraInfo,
   RequestId,
-  ServerNotification,
-  ServerRequest,
-  Tool as SdkTool
-} from "@modelcontextprotocol/sdk/types.js"
-import {
-  CallToolRequestParamsSchema,
-  CallToolRequestSchema,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  SetLevelRequestSchema
-} from "@modelcontextprotocol/sdk/types.js"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
+  Result,
+  ServerContext,
+  StandardSchemaV1,
+  Tool as SdkTool,
+  Transport,
+  TransportSendOptions
+} from "@modelcontextprotocol/server"
+import { Server } from "@modelcontextprotocol/server"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
@@ -133,7 +123,8 @@ export class McpServerError extends Schema.TaggedError<McpServerError>("effect-a
   }
 ) {}
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+/** The SDK's context of one request: its id, signal, `_meta`, and the channel back to its client. */
+export type Extra = ServerContext
 
 /** What one connection (one SDK `Server`) keeps between requests. */
 export interface ConnectionState {
@@ -167,6 +158,9 @@ export const session: Effect.Effect<Option.Option<Session>> = Effect.map(
  */
 const NO_TIMEOUT_MILLIS = 2_147_483_647
 
+/** The JSON-RPC error code of the answer made up for a request of ours the client can no longer answer. */
+const CONNECTION_CLOSED = -32000
+
 // ---------------------------------------------------------------------------------------------------------------
 // in a call: logging
 // ---------------------------------------------------------------------------------------------------------------
@@ -187,7 +181,7 @@ const clientLogger = Logger.make<unknown, void>(({ cause, context, logLevel, mes
   const threshold = request?.connection.level
   if (request === undefined || threshold === undefined || !Logging.passes(logLevel, threshold)) return
   const call = FiberRefs.getOrDefault(context, currentCall)
-  request.extra.sendNotification({
+  request.extra.mcpReq.notify({
     method: "notifications/message",
     params: {
       level: Logging.toMcp(logLevel),
@@ -240,9 +234,8 @@ const clientElicitor = (
     if (!able) return Option.isSome(host) ? host.value.elicit(request) : Effect.succeed(Elicitation.cancel)
     return Effect.tryPromise({
       try: (signal) =>
-        extra.sendRequest(
+        extra.mcpReq.send(
           { method: "elicitation/create", params: Elicit.toParams(request, randomUUID) },
-          ElicitResultSchema,
           { signal, timeout: NO_TIMEOUT_MILLIS }
         ),
       catch: (cause) =>
@@ -343,9 +336,8 @@ export const sample = (request: SamplingRequest): Effect.Effect<SamplingResult, 
     })
     return Effect.tryPromise({
       try: (signal) =>
-        context.extra.sendRequest(
+        context.extra.mcpReq.send(
           { method: "sampling/createMessage", params: params as never },
-          CreateMessageResultSchema,
           { signal, timeout: NO_TIMEOUT_MILLIS }
         ),
       catch: (cause) => new SamplingError({ reason: "Failed", message: `sampling failed: ${unprefixed(cause)}`, cause })
@@ -443,13 +435,13 @@ const clientInfoOf = (server: Server): Option.Option<ClientInfo> => {
  * notification; a report without a number counts as the next step.
  */
 const progressReporter = (extra: Extra): ((progress: Progress) => Effect.Effect<void>) | undefined => {
-  const token = extra._meta?.progressToken
+  const token = extra.mcpReq._meta?.progressToken
   if (token === undefined) return undefined
   let last = 0
   return (progress) =>
     Effect.promise(() => {
       last = progress.progress ?? last + 1
-      return extra.sendNotification({
+      return extra.mcpReq.notify({
         method: "notifications/progress",
         params: {
           progressToken: token,
@@ -480,8 +472,9 @@ const serveCall = (
   extra: Extra
 ): Promise<SdkCallToolResult> => {
   const name = params.name
-  const callId = `${session?.id ?? randomUUID()}/${String(extra.requestId)}`
-  if (extra.signal.aborted) return Promise.resolve(interrupted(name))
+  const callId = `${session?.id ?? randomUUID()}/${String(extra.mcpReq.id)}`
+  const signal = extra.mcpReq.signal
+  if (signal.aborted) return Promise.resolve(interrupted(name))
   const toolkit = core.toolkit()
   const structured = toolkit.byName.get(name)?.outputSchema !== undefined
   const call = { id: callId, name, arguments: params.arguments }
@@ -515,9 +508,9 @@ const serveCall = (
     // started at once (`runFork` is immediate): the slot `tryNow` took is given back by `program`'s own finalizer
     const fiber = core.runCall(program as Effect.Effect<SdkCallToolResult>)
     const abort = () => fiber.unsafeInterruptAsFork(FiberId.none)
-    extra.signal.addEventListener("abort", abort, { once: true })
+    signal.addEventListener("abort", abort, { once: true })
     fiber.addObserver((exit) => {
-      extra.signal.removeEventListener("abort", abort)
+      signal.removeEventListener("abort", abort)
       if (Exit.isSuccess(exit)) return resolve(exit.value)
       // Cancelled by the client: the SDK sends nothing. Interrupted because the server is stopping while the
       // connection is still up: the client reads that the call was cancelled.
@@ -531,35 +524,52 @@ const interrupted = (tool: string): SdkCallToolResult =>
   Mcp.toCallToolResult(Either.left(new ToolInterrupted({ tool })), { structured: false }) as SdkCallToolResult
 
 /**
- * `tools/call` with `arguments` of any JSON type. The SDK's own `tools/call` registration refuses arguments that
- * are not an object as a protocol error (a JSON-RPC error the model never sees); taking any value lets our argument
- * check answer it as `invalid arguments: expected a JSON object, got an array`, an `isError` result the model can
- * act on (SEP-1303). `arguments` is the SDK's own record's value schema (`unknown`), so no zod of our own.
+ * `tools/call` params as the handler takes them: any JSON in `arguments`. The SDK checks a `tools/call` against its
+ * strict schema, which refuses `arguments` that are not an object as a protocol error (a JSON-RPC error the model
+ * never sees); taking any value lets our argument check answer it as `invalid arguments: expected a JSON object,
+ * got an array`, an `isError` result the model can act on (SEP-1303). The rest of the params (`name` a string,
+ * `_meta`) were checked on the wire (`jsonRpc.check`).
  */
-const AnyArgumentsCallToolRequestSchema = CallToolRequestSchema.extend({
-  params: CallToolRequestParamsSchema.extend({
-    arguments: CallToolRequestParamsSchema.shape.arguments.unwrap().valueType.optional()
-  })
-})
+const AnyCallToolParams: StandardSchemaV1<CallToolParams, CallToolParams> = {
+  "~standard": {
+    version: 1,
+    vendor: "effect-agent-tools",
+    validate: (value) => ({ value: value as CallToolParams })
+  }
+}
+
+interface CallToolParams {
+  readonly name: string
+  readonly arguments?: unknown
+}
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
- * The validator the SDK's `Server` would make for each connection (a new Ajv with its formats: most of what an idle
- * HTTP session held, and 30 ms per `initialize`), for `Server.elicitInput`, which we never call (`Elicit` checks
- * answers with the question's own Schema). One for every server, made the first time anything asks for it.
+ * The SDK's `Server`, with one change: a `tools/call` whose `arguments` are not an object skips the SDK's strict
+ * check of the request (see {@link AnyCallToolParams}); every other request goes through the SDK's own wrapping.
  */
-let sdkAjv: AjvJsonSchemaValidator | undefined
-const sdkValidator: jsonSchemaValidator = {
-  getValidator: (schema) => (sdkAjv ??= new AjvJsonSchemaValidator()).getValidator(schema)
+class ToolServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler)
+    if (method !== "tools/call") return wrapped
+    return (request, ctx) => {
+      const args = (request.params as { arguments?: unknown } | undefined)?.arguments
+      return args === undefined || isObject(args) ? wrapped(request, ctx) : handler(request, ctx)
+    }
+  }
 }
 
 /** A new SDK server for one connection; `sessions: false` for a stateless request, which has no session. */
 const makeServer = (core: Core, options: { readonly sessions: boolean }): Server => {
   const { instructions, name, title, version } = core.options
-  const server = new Server(
+  const server = new ToolServer(
     { name, version, ...(title === undefined ? {} : { title }) },
     {
       capabilities: { tools: core.listChanged ? { listChanged: true } : {}, logging: {} },
-      jsonSchemaValidator: sdkValidator,
       ...(instructions === undefined ? {} : { instructions })
     }
   )
@@ -567,22 +577,21 @@ const makeServer = (core: Core, options: { readonly sessions: boolean }): Server
   const connectionId = randomUUID()
   const connection: ConnectionState = { level: undefined }
   // ours, not the SDK's (which keeps levels by session id in a private map): the calls read it through `context`
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+  server.setRequestHandler("logging/setLevel", (request) => {
     connection.level = request.params.level
     return {}
   })
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  server.setRequestHandler("tools/list", () => ({
     tools: Toolkit.definitions(core.toolkit(), "mcp") as unknown as Array<SdkTool>
   }))
-  // Protocol's registration, not Server's: Server's wraps `tools/call` in its strict request schema (see above)
-  Protocol.prototype.setRequestHandler.call(server, AnyArgumentsCallToolRequestSchema, (request, extra) =>
+  server.setRequestHandler("tools/call", { params: AnyCallToolParams }, (params, ctx) =>
     serveCall(
       core,
       server,
       connection,
-      options.sessions ? { id: extra.sessionId ?? connectionId, clientInfo: clientInfoOf(server) } : undefined,
-      request.params,
-      extra as Extra
+      options.sessions ? { id: ctx.sessionId ?? connectionId, clientInfo: clientInfoOf(server) } : undefined,
+      params,
+      ctx
     ))
   server.onerror = (error) => core.transportError(error.message)
   return server
@@ -728,7 +737,7 @@ class Wire implements Transport {
       this.onmessage?.({
         jsonrpc: "2.0",
         id,
-        error: { code: ErrorCode.ConnectionClosed, message: "the client closed its input before answering" }
+        error: { code: CONNECTION_CLOSED, message: "the client closed its input before answering" }
       })
     )
   }
