@@ -27,7 +27,8 @@ import type {
   Transport,
   TransportSendOptions
 } from "@modelcontextprotocol/server"
-import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server"
+import type { McpHttpHandler } from "@modelcontextprotocol/server"
+import { classifyInboundRequest, createMcpHandler, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as LogLevel from "effect/LogLevel"
@@ -39,7 +40,14 @@ import type { AddressInfo } from "node:net"
 import type * as Tool from "../Tool.js"
 import * as JsonRpc from "./jsonRpc.js"
 import type { Options, Source } from "./mcpServer.js"
-import { closeServer, connectServer, DEFAULT_MAX_MESSAGE_BYTES, makeCore, McpServerError } from "./mcpServer.js"
+import {
+  closeServer,
+  connectServer,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  makeCore,
+  makeServer,
+  McpServerError
+} from "./mcpServer.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // models
@@ -671,6 +679,89 @@ class Sessions {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// 2026 clients
+// ---------------------------------------------------------------------------------------------------------------
+
+const header = (req: Http.IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/**
+ * Whether a POST is for the 2026-07-28 revision's serving (the SDK's own rule, `classifyInboundRequest`: a request
+ * that claims the per-request `_meta` envelope, or whose headers say it should): its own answers, rejections
+ * included. Anything else is 2025-era traffic, served here in sessions (or statelessly).
+ */
+const isModern = (req: Http.IncomingMessage, message: JSONRPCMessage): boolean =>
+  classifyInboundRequest({
+    httpMethod: "POST",
+    ...optional("protocolVersionHeader", header(req, "mcp-protocol-version")),
+    ...optional("mcpMethodHeader", header(req, "mcp-method")),
+    ...optional("mcpNameHeader", header(req, "mcp-name")),
+    body: message
+  }).kind !== "legacy"
+
+const optional = <K extends string>(key: K, value: string | undefined): { [P in K]?: string } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: string }
+
+/**
+ * A 2026 request, answered by the SDK's `createMcpHandler` with a server of ours made for it: the SDK checks the
+ * revision (`UnsupportedProtocolVersionError`), the `Mcp-Method`/`Mcp-Name` headers against the body, the client
+ * capabilities a method needs, answers `server/discover` and `subscriptions/listen`, and streams what goes out
+ * before the response (progress, logs) as SSE. The body was read and checked here; the SDK takes it parsed. A
+ * client that leaves before its answer aborts the request, which interrupts its call.
+ */
+const serveModern = async (
+  handler: McpHttpHandler,
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse,
+  message: JSONRPCMessage,
+  maxBufferedBytes: number
+): Promise<void> => {
+  const gone = new AbortController()
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort()
+  })
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(name, value)
+    else if (Array.isArray(value)) { for (const each of value) headers.append(name, each) }
+  }
+  const request = new Request(`http://mcp.invalid${req.url ?? "/"}`, { method: "POST", headers, signal: gone.signal })
+  const response = await handler.fetch(request, { parsedBody: message })
+  if (res.destroyed) {
+    await response.body?.cancel().catch(() => undefined)
+    return
+  }
+  const out: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    out[name] = value
+  })
+  res.writeHead(response.status, out)
+  if (response.body === null) return void res.end()
+  const reader = response.body.getReader()
+  const stop = () => void reader.cancel().catch(() => undefined)
+  res.once("close", stop)
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      res.write(value)
+      // a client that reads nothing of its stream loses it, as a 2025 session's would (`maxBufferedBytes`)
+      if (res.writableLength > maxBufferedBytes) {
+        res.destroy()
+        break
+      }
+    }
+  } catch {
+    // the stream was cancelled: its client is gone
+  } finally {
+    res.off("close", stop)
+    if (!res.destroyed) res.end()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // the server
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -698,6 +789,25 @@ export const http = <T extends Tool.Any>(
     }
 
     const sessions = new Sessions(settings.maxSessions, settings.idleMillis, (connection) => void close(connection))
+
+    // 2026 clients: a server per request, from the SDK's own entry (see `serveModern`)
+    const modern = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const handler = createMcpHandler(() => makeServer(core, { sessions: false }), {
+          legacy: "reject",
+          maxRequestBodySize: maxMessageBytes,
+          onerror: (error) => core.transportError(error.message)
+        })
+        const notify = () => handler.notify.toolsChanged()
+        core.onListChanged.add(notify)
+        return { handler, notify }
+      }),
+      ({ handler, notify }) =>
+        Effect.promise(() => {
+          core.onListChanged.delete(notify)
+          return handler.close().catch(() => undefined)
+        })
+    ).pipe(Effect.map(({ handler }) => handler))
 
     /** A connection; a session's tells the table when it goes idle and back in use. */
     const connection = (): Connection => {
@@ -766,15 +876,7 @@ export const http = <T extends Tool.Any>(
       if (!methods.split(", ").includes(req.method ?? "")) {
         return sendJsonError(res, 405, -32000, "Method not allowed.", { allow: methods })
       }
-      if (stateless) {
-        const message = await readMessage(req, res, maxMessageBytes)
-        if (message === undefined) return
-        // a server per request; the request ending (answered or dropped) ends its calls
-        const request = connection()
-        res.on("close", () => void close(request))
-        return serve(request, res, message)
-      }
-      const sessionId = req.headers["mcp-session-id"]
+      const sessionId = stateless ? undefined : req.headers["mcp-session-id"]
       if (typeof sessionId === "string") {
         const existing = sessions.use(sessionId)
         if (existing === undefined) return sendJsonError(res, 404, -32001, "Session not found")
@@ -785,6 +887,13 @@ export const http = <T extends Tool.Any>(
       }
       const message = await readMessage(req, res, maxMessageBytes)
       if (message === undefined) return
+      if (isModern(req, message)) return serveModern(modern, req, res, message, settings.maxBufferedBytes)
+      if (stateless) {
+        // a server per request; the request ending (answered or dropped) ends its calls
+        const request = connection()
+        res.on("close", () => void close(request))
+        return serve(request, res, message)
+      }
       if (!isInitialize(message)) return sendJsonError(res, 400, -32000, "Bad Request: Server not initialized")
       // a new session
       const session = connection()
