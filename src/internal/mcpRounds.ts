@@ -252,6 +252,8 @@ export class ModernCall {
   private early: RoundOutcome | Error | undefined = undefined
   private gather: ReturnType<typeof setTimeout> | undefined = undefined
   expires = 0
+  /** The capabilities the call needed and its client did not declare: a call that fails after is refused with them. */
+  missing: Record<string, object> | undefined = undefined
 
   constructor(
     readonly mode: "park" | "replay",

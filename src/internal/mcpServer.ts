@@ -42,6 +42,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   LOG_LEVEL_META_KEY,
+  MissingRequiredClientCapabilityError,
   Server
 } from "@modelcontextprotocol/server"
 import { serveStdio } from "@modelcontextprotocol/server/stdio"
@@ -362,7 +363,8 @@ const askClient = <A, E>(options: {
   readonly method: Rounds.InputRequest["method"]
   readonly params: Record<string, unknown>
   readonly key: string | undefined
-  readonly capable: (capabilities: ClientCapabilities | undefined) => boolean
+  /** The client capability the request needs. */
+  readonly capability: "sampling" | "roots"
   readonly unavailable: (stateless: boolean) => E
   readonly unsupported: (client: string | undefined) => E
   readonly failed: (reason: string, cause: unknown) => E
@@ -372,7 +374,8 @@ const askClient = <A, E>(options: {
     if (context === undefined) return Effect.fail(options.unavailable(false))
     const call = context.call
     if (call !== undefined) {
-      if (!options.capable(capabilitiesOf(call))) {
+      if (capabilitiesOf(call)?.[options.capability] === undefined) {
+        call.missing = { ...call.missing, [options.capability]: {} }
         const info = Rounds.envelopeValue(call.ctx, CLIENT_INFO_META_KEY) as { readonly name?: unknown } | undefined
         return Effect.fail(options.unsupported(typeof info?.name === "string" ? info.name : undefined))
       }
@@ -386,7 +389,7 @@ const askClient = <A, E>(options: {
       return Effect.fail(options.unavailable(true))
     }
     const server = context.server
-    if (!options.capable(server.getClientCapabilities())) {
+    if (server.getClientCapabilities()?.[options.capability] === undefined) {
       return Effect.fail(options.unsupported(server.getClientVersion()?.name))
     }
     return Effect.tryPromise({
@@ -416,7 +419,7 @@ export const sample = (request: SamplingRequest): Effect.Effect<SamplingResult, 
       metadata: request.metadata
     }),
     key: request.key,
-    capable: (capabilities) => capabilities?.sampling !== undefined,
+    capability: "sampling",
     unavailable: (stateless) =>
       new SamplingError({
         reason: "Unavailable",
@@ -469,7 +472,7 @@ export const listRoots = (options?: { readonly key?: string | undefined }): Effe
     method: "roots/list",
     params: {},
     key: options?.key,
-    capable: (capabilities) => capabilities?.roots !== undefined,
+    capability: "roots",
     unavailable: (stateless) =>
       new RootsError({
         reason: "Unavailable",
@@ -788,6 +791,10 @@ const serveModernCall = async (
     })
     call.fiber = fiber
     fiber.addObserver((exit) => {
+      // a call that failed after needing a capability its client did not declare: the request is refused (-32021)
+      if (Exit.isSuccess(exit) && exit.value.isError === true && call.missing !== undefined) {
+        return call.finished(new MissingRequiredClientCapabilityError({ requiredCapabilities: call.missing }))
+      }
       if (Exit.isSuccess(exit)) return call.finished(exit.value)
       if (Cause.isInterruptedOnly(exit.cause)) return call.finished(interrupted(name))
       call.finished(Cause.squash(exit.cause) as Error)
