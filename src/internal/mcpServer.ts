@@ -873,7 +873,8 @@ export const makeServer = (core: Core, options: { readonly sessions: boolean }):
     {
       capabilities: { tools: core.listChanged ? { listChanged: true } : {}, logging: {} },
       cacheHints: {
-        "tools/list": { ttlMs: core.listChanged ? 0 : FIXED_TOOLS_TTL_MILLIS, cacheScope: "public" }
+        "tools/list": { ttlMs: core.listChanged ? 0 : FIXED_TOOLS_TTL_MILLIS, cacheScope: "public" },
+        "server/discover": { ttlMs: FIXED_TOOLS_TTL_MILLIS, cacheScope: "public" }
       },
       ...(instructions === undefined ? {} : { instructions })
     }
