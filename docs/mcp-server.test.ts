@@ -173,12 +173,67 @@ const changingDemo = Effect.scoped(Effect.gen(function*() {
 // => ["upper", "add"]
 // #endregion
 
+// #region eras
+// continues the example "stdio"
+
+const Ship = Tool.make("ship", {
+  description: "Ship the build, after asking where",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({ message: "Where to?", schema: { target: Schema.Literal("staging", "production") } }),
+      (answer) => (answer._tag === "Accept" ? `shipping to ${answer.content.target}` : "not shipped")
+    )
+})
+
+const erasDemo = Effect.scoped(Effect.gen(function*() {
+  const said: Array<string> = []
+  for (const era of ["2025", "2026"]) {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    yield* McpServer.serve(Toolkit.make(Ship), { name: "shipper", version: "1.0.0" }, serverSide)
+    const client = new Client({ name: "desktop", version: "1.0.0" }, {
+      capabilities: { elicitation: { form: {} } },
+      // a v2 SDK client speaks 2025 unless told otherwise
+      ...(era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {})
+    })
+    client.setRequestHandler("elicitation/create", () => ({ action: "accept", content: { target: "staging" } }))
+    yield* Effect.acquireRelease(
+      Effect.promise(() => client.connect(clientSide)),
+      () => Effect.promise(() => client.close())
+    )
+    const result = yield* Effect.promise(() => client.callTool({ name: "ship" }))
+    said.push(`${client.getProtocolEra()}: ${(result.content as Array<{ text: string }>)[0].text}`)
+  }
+  return said
+}))
+// => ["legacy: shipping to staging", "modern: shipping to staging"]
+// #endregion
+
+// #region replicas
+// continues the example "stdio"
+
+const replica = Effect.gen(function*() {
+  const { url } = yield* McpServer.http(kit, {
+    name: "text-tools",
+    version: "1.0.0",
+    host: "0.0.0.0",
+    port: 3000,
+    stateless: true,
+    requestStateKey: process.env.MCP_STATE_KEY, // the same in every replica
+    instance: process.env.HOSTNAME // what a load balancer routes parked calls' retries by
+  })
+  yield* Effect.log(`serving ${url}`)
+  return yield* Effect.never
+})
+
+NodeRuntime.runMain(Effect.scoped(replica))
+// #endregion
+
 describe("docs/mcp-server.md", () => {
   it("shows each example exactly as this file runs it", () =>
     checkExamples(new URL("./mcp-server.md", import.meta.url), new URL("./mcp-server.test.ts", import.meta.url)))
 
-  it("stdio and deploy: each hands runMain a program (kept, not run)", () => {
-    expect(mains).toHaveLength(2)
+  it("stdio, deploy and replicas: each hands runMain a program (kept, not run)", () => {
+    expect(mains).toHaveLength(3)
     for (const main of mains) expect(Effect.isEffect(main)).toBe(true)
   })
 
@@ -226,6 +281,9 @@ describe("docs/mcp-server.md", () => {
       expect(yield* note(bob, "call mom")).toBe("call mom")
       expect(yield* note(alice, "fix bike")).toBe("buy milk, fix bike")
     }))
+
+  it.scopedLive("two eras: the same tool asks a 2025 client in its session, a 2026 one through input_required", () =>
+    Effect.map(erasDemo, (said) => expect(said).toEqual(["legacy: shipping to staging", "modern: shipping to staging"])))
 
   it.scopedLive("a toolkit that changes: the client is told and lists the new tools", () =>
     Effect.map(changingDemo, (names) => expect(names).toEqual(["upper", "add"])))
