@@ -283,7 +283,10 @@ describe("docs/mcp-server.md", () => {
     }))
 
   it.scopedLive("two eras: the same tool asks a 2025 client in its session, a 2026 one through input_required", () =>
-    Effect.map(erasDemo, (said) => expect(said).toEqual(["legacy: shipping to staging", "modern: shipping to staging"])))
+    Effect.map(
+      erasDemo,
+      (said) => expect(said).toEqual(["legacy: shipping to staging", "modern: shipping to staging"])
+    ))
 
   it.scopedLive("a toolkit that changes: the client is told and lists the new tools", () =>
     Effect.map(changingDemo, (names) => expect(names).toEqual(["upper", "add"])))

@@ -81,7 +81,11 @@ const stdioTransport = () =>
 
 interface Answer {
   readonly status: number
+  readonly type: string | null
+  /** The response, or the last message of its SSE stream. */
   readonly body: Record<string, any>
+  /** Every message of the answer, in order. */
+  readonly messages: ReadonlyArray<Record<string, any>>
 }
 
 /** One POST of a 2026 request: `_meta` carries the revision and capabilities; `Mcp-Method`/`Mcp-Name` set. */
@@ -118,10 +122,15 @@ const post2026 = (
       })
     })
     const raw = await response.text()
-    const json = raw.startsWith("{")
-      ? raw
-      : raw.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).pop() ?? "{}"
-    return { status: response.status, body: JSON.parse(json) }
+    const messages = raw.startsWith("{")
+      ? [JSON.parse(raw)]
+      : raw.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)))
+    return {
+      status: response.status,
+      type: response.headers.get("content-type"),
+      body: messages.at(-1) ?? {},
+      messages
+    }
   })
 
 const Ask = Tool.make("ask", {
@@ -216,37 +225,11 @@ describe("McpServer, both protocol eras", () => {
             })
         })
         const { url } = yield* McpServer.http(Toolkit.make(Work), { name: "eras", version: "1.0.0", port: 0 })
-        const response = yield* Effect.promise(() =>
-          fetch(url, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              accept: "application/json, text/event-stream",
-              "mcp-protocol-version": MODERN,
-              "mcp-method": "tools/call",
-              "mcp-name": "work"
-            },
-            body: JSON.stringify({
-              jsonrpc: "2.0",
-              id: 7,
-              method: "tools/call",
-              params: {
-                name: "work",
-                arguments: {},
-                _meta: {
-                  progressToken: "p1",
-                  "io.modelcontextprotocol/protocolVersion": MODERN,
-                  "io.modelcontextprotocol/clientCapabilities": {},
-                  "io.modelcontextprotocol/logLevel": "info"
-                }
-              }
-            })
-          }).then(async (r) => ({ type: r.headers.get("content-type"), body: await r.text() }))
-        )
+        const response = yield* post2026(url, 7, "tools/call", { name: "work", arguments: {} }, {
+          meta: { progressToken: "p1", "io.modelcontextprotocol/logLevel": "info" }
+        })
         expect(response.type).toBe("text/event-stream")
-        const events = response.body.split("\n").filter((line) => line.startsWith("data: ")).map((line) =>
-          JSON.parse(line.slice(6))
-        )
+        const events = response.messages
         expect(events.map((event) => event.method ?? `result ${event.id}`)).toEqual([
           "notifications/progress",
           "notifications/message",

@@ -7,21 +7,9 @@ import { toNodeHandler } from "@modelcontextprotocol/node"
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as z from "zod/v4"
-import { ANSWER, DESCRIPTION, TOOL_NAME } from "../constants.js"
+import { registerReadFile } from "./sdk-tool.js"
 
-const factory = () => {
-  const server = new McpServer({ name: "bench-sdk", version: "1.0.0" })
-  server.registerTool(TOOL_NAME, {
-    description: DESCRIPTION,
-    inputSchema: z.object({
-      path: z.string().describe("Absolute path to read"),
-      max_bytes: z.number().int().optional()
-    }),
-    annotations: { readOnlyHint: true }
-  }, () => ({ content: [{ type: "text", text: ANSWER }] }))
-  return server
-}
+const factory = () => registerReadFile(new McpServer({ name: "bench-sdk", version: "1.0.0" }))
 
 const handler = toNodeHandler(createMcpHandler(factory))
 // node:http types `method` and `url` as optional; the glue takes a request that has them, as every real one does

@@ -4,16 +4,6 @@
  */
 import { McpServer } from "@modelcontextprotocol/server"
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio"
-import * as z from "zod/v4"
-import { ANSWER, DESCRIPTION, TOOL_NAME } from "../constants.js"
+import { registerReadFile } from "./sdk-tool.js"
 
-const server = new McpServer({ name: "bench-sdk", version: "1.0.0" })
-server.registerTool(TOOL_NAME, {
-  description: DESCRIPTION,
-  inputSchema: z.object({
-    path: z.string().describe("Absolute path to read"),
-    max_bytes: z.number().int().optional()
-  }),
-  annotations: { readOnlyHint: true }
-}, () => ({ content: [{ type: "text", text: ANSWER }] }))
-await server.connect(new StdioServerTransport())
+await registerReadFile(new McpServer({ name: "bench-sdk", version: "1.0.0" })).connect(new StdioServerTransport())

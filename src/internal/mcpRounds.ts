@@ -375,11 +375,12 @@ export class ModernCall {
   finished(outcome: RoundOutcome | Error): void {
     if (this.gather !== undefined) clearTimeout(this.gather)
     this.gather = undefined
-    this.host.parked.remove(this)
     if (this.respond === undefined) {
+      // between rounds (a parked call whose other branch ended it): the retry gets it; it stays in the table
       this.early = outcome
       return
     }
+    this.host.parked.remove(this)
     this.settle(outcome)
   }
 
