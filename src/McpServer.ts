@@ -94,8 +94,9 @@ export interface Info extends Internal.Info {}
  *   give every replica behind a load balancer the same one); `requestStateTtl`, how long a state is good for and a
  *   parked call waits for its answers (default {@link DEFAULT_REQUEST_STATE_TTL}); `maxParkedCalls`, how many calls
  *   may wait at once (default {@link DEFAULT_MAX_PARKED_CALLS}; past it the oldest ends); `instance`, the name this
- *   process goes by in the state of the calls it parks (`requestState` starts `p.<instance>.`; default a random
- *   one), for a load balancer to route their retries by.
+ *   process goes by in the state of the calls it parks (`requestState` starts `p.<instance>.`; 1 to 64 letters,
+ *   digits, `_` or `-`; default a random one), for a load balancer to route their retries by. Each is checked when
+ *   the server starts ({@link McpServerError} with `reason: "Options"`).
  *
  * @example
  * ```ts
@@ -232,8 +233,8 @@ export interface ClientInfo extends Internal.ClientInfo {}
 export interface Session extends Internal.Session {}
 
 /**
- * Serving could not start. `reason`: `"Options"`, an option of {@link http} is out of range (a port that is not
- * 0-65535); `"Listen"`, the HTTP server could not listen (the port is taken, the host is not an address of this
+ * Serving could not start. `reason`: `"Options"`, an option is out of range (a port that is not 0-65535, a
+ * `requestStateKey` under 32 bytes); `"Listen"`, the HTTP server could not listen (the port is taken, the host is not an address of this
  * machine); `"Transport"`, the transport failed to start. `message` says which and why, in one line.
  *
  * @example

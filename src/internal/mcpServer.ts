@@ -515,35 +515,52 @@ export interface Core {
 }
 
 /** The options of 2026 calls, checked; the parked calls end with the scope. */
+const optionsError = (message: string) => new McpServerError({ reason: "Options", message })
+
+/** The options of 2026 calls, checked; the parked calls end with the scope. */
 const roundsHost = (
   options: Options,
   report: (message: string) => void
-): Effect.Effect<Rounds.Host, never, Scope.Scope> => {
-  const ttl = options.requestStateTtl === undefined ? undefined : Duration.decodeUnknown(options.requestStateTtl)
-  const ttlMillis =
-    ttl !== undefined && Option.isSome(ttl) && Duration.isFinite(ttl.value) && !Duration.isZero(ttl.value)
-      ? Duration.toMillis(ttl.value)
-      : Rounds.DEFAULT_REQUEST_STATE_TTL_MILLIS
-  const maxParked = options.maxParkedCalls ?? Rounds.DEFAULT_MAX_PARKED_CALLS
-  const parked = new Rounds.Parked(maxParked)
-  return Effect.as(
-    Effect.addFinalizer(() => Effect.sync(() => parked.closeAll())),
-    {
-      states: new Rounds.RequestStates({ key: options.requestStateKey, ttlMillis }, Math.max(10_000, maxParked * 10)),
-      instance: options.instance ?? randomUUID(),
+): Effect.Effect<Rounds.Host, McpServerError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const ttl = Duration.decodeUnknown(options.requestStateTtl ?? Rounds.DEFAULT_REQUEST_STATE_TTL_MILLIS)
+    if (Option.isNone(ttl) || !Duration.isFinite(ttl.value) || Duration.toMillis(ttl.value) < 1000) {
+      return yield* Effect.fail(optionsError(
+        `invalid requestStateTtl ${String(options.requestStateTtl)}: it is a finite duration of a second or more`
+      ))
+    }
+    const maxParked = options.maxParkedCalls ?? Rounds.DEFAULT_MAX_PARKED_CALLS
+    if (!Number.isSafeInteger(maxParked) || maxParked < 1) {
+      return yield* Effect.fail(optionsError(`invalid maxParkedCalls ${maxParked}: it is a whole number above 0`))
+    }
+    const key = options.requestStateKey
+    if (key !== undefined && (typeof key === "string" ? Buffer.byteLength(key) : key.byteLength) < 32) {
+      return yield* Effect.fail(optionsError("invalid requestStateKey: an HMAC-SHA-256 key is 32 bytes or more"))
+    }
+    const instance = options.instance ?? randomUUID()
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(instance)) {
+      return yield* Effect.fail(optionsError(
+        `invalid instance ${JSON.stringify(instance)}: 1 to 64 letters, digits, "_" or "-" (it starts a requestState)`
+      ))
+    }
+    const ttlMillis = Duration.toMillis(ttl.value)
+    const parked = new Rounds.Parked(maxParked)
+    yield* Effect.addFinalizer(() => Effect.sync(() => parked.closeAll()))
+    return {
+      states: new Rounds.RequestStates({ key, ttlMillis }, Math.max(10_000, maxParked * 10)),
+      instance,
       parked,
       ttlMillis,
       report
     }
-  )
-}
+  })
 
 export const makeCore = <T extends Tool.Any>(
   source: Source<T>,
   options: Options,
   /** Debug over HTTP, where any client on the network can send junk; a warning where the peer is the host's own. */
   transportErrors: LogLevel.LogLevel
-): Effect.Effect<Core, never, Scope.Scope | Tool.Requirements<T>> =>
+): Effect.Effect<Core, McpServerError, Scope.Scope | Tool.Requirements<T>> =>
   Effect.gen(function*() {
     // made first, so closed last: by then every server is closed and every call aborted
     const calls = yield* FiberSet.make<SdkCallToolResult>()
