@@ -24,7 +24,7 @@ const clientOf = (era: Era, transport: StdioClientTransport | StreamableHTTPClie
       const client = new Client(
         { name: `client-${era}`, version: "1.0.0" },
         {
-          capabilities: { elicitation: { form: {} }, sampling: {} },
+          capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} },
           ...(era === "2026" ? { versionNegotiation: { mode: { pin: MODERN } } } : {})
         }
       )
@@ -38,6 +38,7 @@ const clientOf = (era: Era, transport: StdioClientTransport | StreamableHTTPClie
         content: { type: "text", text: "a model's words" },
         model: "test-model"
       }))
+      client.setRequestHandler("roots/list", () => ({ roots: [{ uri: "file:///work", name: "work" }] }))
       await client.connect(transport)
       return client
     }),
@@ -162,7 +163,7 @@ describe("McpServer, both protocol eras", () => {
     for (const era of ["2025", "2026"] as const) {
       for (const wire of ["stdio", "http"] as const) {
         it.scopedLive(
-          `${era} over ${wire}: tools listed and called, a call that asks (parked, then replayed)`,
+          `${era} over ${wire}: tools listed and called; calls that ask the user (parked, replayed), the model and the roots`,
           () =>
             Effect.gen(function*() {
               const transport = wire === "stdio"
@@ -176,6 +177,7 @@ describe("McpServer, both protocol eras", () => {
                 "ask",
                 "ask_twice",
                 "whoami",
+                "muse",
                 "hold",
                 "counts"
               ])
@@ -183,6 +185,7 @@ describe("McpServer, both protocol eras", () => {
               const instance = wire === "stdio" ? "solo" : "one"
               expect(text(yield* call(client, "ask"))).toBe(`hello answer1 from ${instance}`)
               expect(text(yield* call(client, "ask_twice"))).toBe(`answer2 and answer3, finished on ${instance}`)
+              expect(text(yield* call(client, "muse"))).toBe("a model's words in file:///work")
             }),
           30_000
         )
