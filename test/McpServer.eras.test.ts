@@ -316,6 +316,34 @@ describe("McpServer, both protocol eras", () => {
         expect(left.body.result.content).toEqual([{ type: "text", text: "Cancel" }])
       }))
 
+    it.scopedLive("a client may answer ahead; an answer not of its question's shape is asked again", () =>
+      Effect.gen(function*() {
+        const { url } = yield* serveHttp()
+        const ahead = yield* post2026(url, 1, "tools/call", {
+          name: "ask_safe",
+          arguments: {},
+          inputResponses: { who: accept("Ada"), nobody_asked: accept("Bob") }
+        })
+        expect(ahead.body.result.content).toEqual([{ type: "text", text: "hello Ada" }])
+        const first = yield* post2026(url, 2, "tools/call", { name: "ask", arguments: {} })
+        const [key] = Object.keys(first.body.result.inputRequests)
+        const wrong = yield* post2026(url, 3, "tools/call", {
+          name: "ask",
+          arguments: {},
+          inputResponses: { [key]: 12345 },
+          requestState: first.body.result.requestState
+        })
+        expect(wrong.body.result.resultType).toBe("input_required")
+        expect(Object.keys(wrong.body.result.inputRequests)).toEqual([key])
+        const right = yield* post2026(url, 4, "tools/call", {
+          name: "ask",
+          arguments: {},
+          inputResponses: { [key]: accept("Ada") },
+          requestState: wrong.body.result.requestState
+        })
+        expect(right.body.result.content).toEqual([{ type: "text", text: "hello Ada" }])
+      }))
+
     it.scopedLive(
       "requestState is refused when tampered with, replayed, bound to other arguments or expired",
       () =>

@@ -29,7 +29,7 @@
  *
  * @internal
  */
-import type { JSONRPCRequest, RequestStateCodec, Result, ServerContext } from "@modelcontextprotocol/server"
+import type { RequestStateCodec, Result, ServerContext } from "@modelcontextprotocol/server"
 import { createRequestStateCodec, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server"
 import * as Effect from "effect/Effect"
 import type * as FiberId from "effect/FiberId"
@@ -266,7 +266,9 @@ export class ModernCall {
   ) {
     this.ctx = ctx
     this.known = new Map(Object.entries(replayed?.answers ?? {}))
-    const pending = new Set(replayed?.asked ?? [])
+    // a key whose answer the SDK dropped (not an object) was answered wrongly, not left unanswered: asked again
+    const dropped = new Set(ctx.mcpReq.droppedInputResponseKeys ?? [])
+    const pending = new Set((replayed?.asked ?? []).filter((key) => !dropped.has(key)))
     for (const [key, answer] of Object.entries(answers ?? {})) {
       // a state names the keys it asked: only those are answers; without one, a client may answer ahead
       if (replayed === undefined || pending.has(key)) this.known.set(key, answer)
@@ -351,21 +353,23 @@ export class ModernCall {
     this.settle({ resultType: "input_required", inputRequests, requestState: state } as unknown as Result)
   }
 
-  /** A parked call, resumed by a retry: each question it waits on gets its answer, or reads `cancel`. */
+  /**
+   * A parked call, resumed by a retry: each question it waits on gets its answer, is asked again when what came is
+   * not an answer to it (the SDK drops an entry that is not an object, `ctx.mcpReq.droppedInputResponseKeys`), or
+   * reads `cancel` when nothing came for it.
+   */
   resume(ctx: ServerContext, answers: Record<string, unknown> | undefined): Promise<RoundOutcome> {
     this.ctx = ctx
+    const dropped = new Set(ctx.mcpReq.droppedInputResponseKeys ?? [])
     const waiting = this.waiting
     this.waiting = new Map()
     const round = this.open()
     for (const [key, question] of waiting) {
       const given = answers?.[key]
-      if (given === undefined) {
-        question.resume(undefined)
-        continue
-      }
-      const answer = checkedAnswer(question.request.method, given)
-      if (answer === undefined) this.waiting.set(key, question) // not an answer to it: asked again
-      else question.resume(answer)
+      const answer = given === undefined ? undefined : checkedAnswer(question.request.method, given)
+      if (answer !== undefined) question.resume(answer)
+      else if (given !== undefined || dropped.has(key)) this.waiting.set(key, question) // asked again
+      else question.resume(undefined)
     }
     if (this.waiting.size > 0) this.arm()
     return round
@@ -486,6 +490,3 @@ export const stateOf = async (
 }
 
 export type { StatePayload }
-
-/** The request a handler got, for its `tools/call` params. */
-export type CallRequest = JSONRPCRequest

@@ -7,17 +7,24 @@
  * `Server`s attached to it (one per connection; an HTTP server has one per session, or one per request when
  * stateless), which `notifications/tools/list_changed` goes to.
  *
- * A `tools/call` runs as its own fiber, forked from the core's runtime; the SDK's `extra.signal` (aborted on
+ * Both protocol eras: a server instance's era is the SDK's to bind (an `initialize` makes it a 2025 server; the
+ * SDK's `serveStdio`, which every connection here goes through, and `createMcpHandler`, which answers a 2026 HTTP
+ * request, bind a 2026 one), and one `tools/call` handler serves both: `serveCall` for a 2025 client,
+ * `serveModernCall` for a 2026 one (its rounds in `mcpRounds.ts`).
+ *
+ * A `tools/call` runs as its own fiber, forked from the core's runtime; the SDK's `ctx.mcpReq.signal` (aborted on
  * `notifications/cancelled` and when the connection closes) interrupts it, and the SDK sends nothing for an aborted
  * request. Inside the fiber, `currentRequest` holds the call's MCP context (session, the SDK `Server`, the SDK's
- * `extra`, the connection's log level): what `McpServer.session` reads, and where the call reaches its client from,
- * always through `extra` so that over HTTP every message goes on the stream of the request it belongs to:
- * - `Effect.log*` becomes `notifications/message` once the client set a level (`logging/setLevel`, per
- *   connection), through a logger added to the call's loggers (the host's keep logging as before);
- * - `Tool.elicit` asks the `Elicitor` provided for the call, which sends `elicitation/create` when the client
- *   declared the capability for that mode and hands the question to the host's own `Elicitor` otherwise;
- * - `McpServer.sample` sends `sampling/createMessage`.
- * A stateless HTTP request has no session a client could answer in, so it neither elicits nor samples.
+ * request context, the log level): what `McpServer.session` reads, and where the call reaches its client from,
+ * always through the request's context so that over HTTP every message goes on the stream of the request it belongs
+ * to (for a 2026 call, the round's request):
+ * - `Effect.log*` becomes `notifications/message` once the client set a level (`logging/setLevel` per connection
+ *   in 2025, the request's `_meta` in 2026), through a logger added to the call's loggers (the host's keep logging);
+ * - `Tool.elicit` asks the `Elicitor` provided for the call: a 2025 client that declared the capability for that
+ *   mode gets `elicitation/create`, a 2026 one an entry of the round's `inputRequests`; else the host's own
+ *   `Elicitor`;
+ * - `McpServer.sample` and `McpServer.listRoots` likewise (`sampling/createMessage`, `roots/list`).
+ * A stateless HTTP request of a 2025 client has no session a client could answer in, so it asks nobody.
  *
  * @internal
  */
