@@ -368,6 +368,15 @@ describe("McpServer, both protocol eras", () => {
           const flipped = state.slice(0, -2) + (state.endsWith("A") ? "B" : "A") + state.slice(-1)
           refused(yield* retry(2, flipped))
           refused(yield* retry(3, state, { more: true }))
+          // bound to the principal: the same state from another bearer
+          refused(
+            yield* post2026(url, 8, "tools/call", {
+              name: "ask_safe",
+              arguments: {},
+              inputResponses: { who: accept("Ada") },
+              requestState: state
+            }, { headers: { authorization: "Bearer someone-else" } })
+          )
           expect((yield* retry(4, state)).body.result.content).toEqual([{ type: "text", text: "hello Ada" }])
           refused(yield* retry(5, state))
           const late = yield* post2026(url, 6, "tools/call", { name: "ask_safe", arguments: {} })
