@@ -9,8 +9,8 @@
  * documented behaviour), and runs the call as an Effect. Short rounds measure code V8 has not finished optimizing
  * (`--quick`: a call gets faster for its first few thousand), on both sides alike.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Client } from "@modelcontextprotocol/client"
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"

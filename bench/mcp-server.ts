@@ -4,8 +4,8 @@
  * - cold start: from spawning the server to the client holding the listed tools (`connect` + `tools/list`);
  * - throughput: calls with 16 in flight over one connection per server, kept open across rounds.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Client } from "@modelcontextprotocol/client"
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import { fileURLToPath } from "node:url"
 import { ANSWER, TOOL_NAME } from "./constants.js"
 import { interleave, median, millis, perSecond, plan, quick, ratioOf, report, timed } from "./harness.js"

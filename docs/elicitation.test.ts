@@ -3,14 +3,7 @@
  * The MCP clients are the MCP SDK's own `Client` and ours, in memory.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  LoggingMessageNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
+import { Client, InMemoryTransport, type Transport } from "@modelcontextprotocol/client"
 import { Effect, Schema } from "effect"
 import { Elicitation, Executor, McpClient, McpServer, Tool, Toolkit } from "../src/index.js"
 import { modelText } from "../test/helpers.js"
@@ -109,7 +102,7 @@ const mcpDemo = Effect.scoped(Effect.gen(function*() {
   yield* McpServer.serve(Toolkit.make(Deploy), { name: "deployer", version: "1.0.0" }, serverSide)
   const client = new Client({ name: "desktop", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } })
   const asked: Array<unknown> = []
-  client.setRequestHandler(ElicitRequestSchema, (request) => {
+  client.setRequestHandler("elicitation/create", (request) => {
     asked.push(request.params)
     return { action: "accept", content: { target: "production", notify: false } }
   })
@@ -169,7 +162,7 @@ const samplingDemo = Effect.scoped(Effect.gen(function*() {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   yield* McpServer.serve(Toolkit.make(Title), { name: "writer", version: "1.0.0" }, serverSide)
   const client = new Client({ name: "desktop", version: "1.0.0" }, { capabilities: { sampling: {} } })
-  client.setRequestHandler(CreateMessageRequestSchema, () => ({
+  client.setRequestHandler("sampling/createMessage", () => ({
     role: "assistant",
     content: { type: "text", text: "Tools, Typed" },
     model: "some-model"
@@ -205,7 +198,7 @@ const loggingDemo = Effect.scoped(Effect.gen(function*() {
   yield* McpServer.serve(Toolkit.make(Migrate), { name: "db", version: "1.0.0" }, serverSide)
   const client = new Client({ name: "desktop", version: "1.0.0" })
   const logs: Array<unknown> = []
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  client.setNotificationHandler("notifications/message", (notification) => {
     logs.push(notification.params)
   })
   yield* connected(client, clientSide)

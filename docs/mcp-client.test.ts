@@ -4,7 +4,7 @@
  * functions the reference server run offline with this Node, and a file server of ours served in memory.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { InMemoryTransport } from "@modelcontextprotocol/client"
 import { Clock, Effect, Schema } from "effect"
 import { Executor, Permission, Tool, Toolkit } from "../src/index.js"
 import * as McpClient from "../src/McpClient.js"

@@ -5,11 +5,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { describe, expect, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Client, InMemoryTransport, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client"
 import { Deferred, Effect, Exit, Option, Schema, SubscriptionRef } from "effect"
 import { vi } from "vitest"
 import { Tool, Toolkit, ToolResult } from "../src/index.js"
@@ -119,7 +115,7 @@ const limitsDemo = Effect.scoped(Effect.gen(function*() {
     )
   )
 }))
-// => "Streamable HTTP error: Error POSTing to endpoint: {... \"Service Unavailable: all 1 sessions (maxSessions)
+// => "Error POSTing to endpoint: {... \"Service Unavailable: all 1 sessions (maxSessions)
 //    are in use; try again later\"}}"
 // #endregion
 
@@ -167,7 +163,7 @@ const changingDemo = Effect.scoped(Effect.gen(function*() {
   yield* McpServer.serve(served, { name: "text-tools", version: "1.0.0" }, serverSide)
   const client = yield* clientOn(clientSide)
   const changed = yield* Deferred.make<void>()
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => Deferred.unsafeDone(changed, Exit.void))
+  client.setNotificationHandler("notifications/tools/list_changed", () => Deferred.unsafeDone(changed, Exit.void))
 
   yield* SubscriptionRef.set(served, Toolkit.make(Upper, Add)) // say, a plugin was loaded
   yield* Deferred.await(changed)
@@ -177,12 +173,67 @@ const changingDemo = Effect.scoped(Effect.gen(function*() {
 // => ["upper", "add"]
 // #endregion
 
+// #region eras
+// continues the example "stdio"
+
+const Ship = Tool.make("ship", {
+  description: "Ship the build, after asking where",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({ message: "Where to?", schema: { target: Schema.Literal("staging", "production") } }),
+      (answer) => (answer._tag === "Accept" ? `shipping to ${answer.content.target}` : "not shipped")
+    )
+})
+
+const erasDemo = Effect.scoped(Effect.gen(function*() {
+  const said: Array<string> = []
+  for (const era of ["2025", "2026"]) {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    yield* McpServer.serve(Toolkit.make(Ship), { name: "shipper", version: "1.0.0" }, serverSide)
+    const client = new Client({ name: "desktop", version: "1.0.0" }, {
+      capabilities: { elicitation: { form: {} } },
+      // a v2 SDK client speaks 2025 unless told otherwise
+      ...(era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {})
+    })
+    client.setRequestHandler("elicitation/create", () => ({ action: "accept", content: { target: "staging" } }))
+    yield* Effect.acquireRelease(
+      Effect.promise(() => client.connect(clientSide)),
+      () => Effect.promise(() => client.close())
+    )
+    const result = yield* Effect.promise(() => client.callTool({ name: "ship" }))
+    said.push(`${client.getProtocolEra()}: ${(result.content as Array<{ text: string }>)[0].text}`)
+  }
+  return said
+}))
+// => ["legacy: shipping to staging", "modern: shipping to staging"]
+// #endregion
+
+// #region replicas
+// continues the example "stdio"
+
+const replica = Effect.gen(function*() {
+  const { url } = yield* McpServer.http(kit, {
+    name: "text-tools",
+    version: "1.0.0",
+    host: "0.0.0.0",
+    port: 3000,
+    stateless: true,
+    requestStateKey: process.env.MCP_STATE_KEY, // the same in every replica
+    instance: process.env.HOSTNAME // what a load balancer routes parked calls' retries by
+  })
+  yield* Effect.log(`serving ${url}`)
+  return yield* Effect.never
+})
+
+NodeRuntime.runMain(Effect.scoped(replica))
+// #endregion
+
 describe("docs/mcp-server.md", () => {
   it("shows each example exactly as this file runs it", () =>
     checkExamples(new URL("./mcp-server.md", import.meta.url), new URL("./mcp-server.test.ts", import.meta.url)))
 
-  it("stdio and deploy: each hands runMain a program (kept, not run)", () => {
-    expect(mains).toHaveLength(2)
+  it("stdio, deploy and replicas: each hands runMain a program (kept, not run)", () => {
+    expect(mains).toHaveLength(3)
     for (const main of mains) expect(Effect.isEffect(main)).toBe(true)
   })
 
@@ -207,7 +258,7 @@ describe("docs/mcp-server.md", () => {
   it.scopedLive("limits: with every session in use, a new client is turned away with 503", () =>
     Effect.map(limitsDemo, (message) =>
       expect(message).toBe(
-        "Streamable HTTP error: Error POSTing to endpoint: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000," +
+        "Error POSTing to endpoint: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000," +
           "\"message\":\"Service Unavailable: all 1 sessions (maxSessions) are in use; try again later\"}}"
       )))
 
@@ -230,6 +281,12 @@ describe("docs/mcp-server.md", () => {
       expect(yield* note(bob, "call mom")).toBe("call mom")
       expect(yield* note(alice, "fix bike")).toBe("buy milk, fix bike")
     }))
+
+  it.scopedLive("two eras: the same tool asks a 2025 client in its session, a 2026 one through input_required", () =>
+    Effect.map(
+      erasDemo,
+      (said) => expect(said).toEqual(["legacy: shipping to staging", "modern: shipping to staging"])
+    ))
 
   it.scopedLive("a toolkit that changes: the client is told and lists the new tools", () =>
     Effect.map(changingDemo, (names) => expect(names).toEqual(["upper", "add"])))

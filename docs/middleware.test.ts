@@ -2,7 +2,7 @@
  * The examples of docs/middleware.md, run (see ./examples.ts for how the page and this file are kept the same).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { InMemoryTransport } from "@modelcontextprotocol/client"
 import { Context, Effect, Either, Fiber, HashMap, Layer, Logger, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

@@ -2,14 +2,16 @@
  * `npm run conformance`: the official MCP conformance suite (`@modelcontextprotocol/conformance`, installed with a
  * Node 22 of its own in tools/ by `npm ci --prefix tools`) against this library's two edges.
  *
- * 1. Starts examples/conformance/server.ts (Streamable HTTP on a free port) and runs every server scenario against
- *    it (`--suite all`, which includes the ones the suite marks pending).
+ * 1. Starts examples/conformance/server.ts (Streamable HTTP on a free port) and runs both server requirement sets
+ *    against it, one after the other: 2025-11-25 (at that revision's wire: `initialize`, sessions) and 2026-07-28
+ *    (stateless, `_meta` on every request, `input_required` results). `--requirements` runs exactly the scenarios a
+ *    revision requires, plus the ones the suite runs and reports without scoring (pending, extensions).
  * 2. Runs every client scenario with examples/conformance/client.ts as the client: the ones it plays one at a
  *    time (`sse-retry` measures the client's reconnection delay, which must not compete for the CPU), the others
- *    (OAuth, which it refuses at once) by suite.
- * 3. Checks every result against conformance-baseline.yml (the suite's own `--expected-failures`: a failure not
- *    listed, or a listed scenario that passes, fails the run), and checks that the baseline names only scenarios
- *    the suite has.
+ *    (OAuth, and the client's side of 2026-07-28, issue 19's: it refuses them at once) a few at a time.
+ * 3. Checks every result against conformance-baseline.yml (the suite's own `--expected-failures`, one section per
+ *    server set and one for the client: a failure not listed, or a listed scenario that passes, fails the run), and
+ *    checks that the baseline names only scenarios the suite has.
  * 4. Prints the counts, stops the server, removes its temporary files, and exits 1 on any unexpected result.
  *
  * A scenario passes when none of its checks fails or warns (the suite's baseline rule); checks are counted as the
@@ -29,8 +31,11 @@ const baselineFile = path.join(root, "conformance-baseline.yml")
 
 const CLIENT = ["--import", "tsx", "examples/conformance/client.ts"]
 
-/** The suites that hold the client scenarios the example client does not play (all of them OAuth). */
-const OTHER_CLIENT_SUITES = ["auth", "backcompat", "draft", "extensions"]
+/** The server requirement sets run, each against its own section of the baseline (`server-<set>:`). */
+const SERVER_SETS = ["2025-11-25", "2026-07-28"]
+
+/** How many of the client scenarios the example does not play (it refuses them at once) run side by side. */
+const OTHER_CLIENT_CONCURRENCY = 8
 
 /** How long the example server may take to print its URL. */
 const SERVER_START_MILLIS = 60_000
@@ -112,17 +117,27 @@ const stopServer = () =>
 // the baseline and the results
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The baseline's entries by mode: name to reason (the comment after the entry). */
+/** The baseline's entries by section (`server-2025-11-25`, `server-2026-07-28`, `client`): name to reason. */
 const readBaseline = () => {
-  const entries = { server: new Map(), client: new Map() }
-  let mode
+  const entries = new Map()
+  let section
   for (const line of fs.readFileSync(baselineFile, "utf8").split("\n")) {
-    const section = /^(server|client):\s*$/.exec(line)
-    if (section !== null) mode = section[1]
+    const header = /^([a-z0-9-]+):\s*$/.exec(line)
+    if (header !== null) {
+      section = header[1]
+      entries.set(section, new Map())
+    }
     const entry = /^\s+-\s+(\S+)\s*(?:#\s*(.*))?$/.exec(line)
-    if (entry !== null && mode !== undefined) entries[mode].set(entry[1], entry[2] ?? "")
+    if (entry !== null && section !== undefined) entries.get(section).set(entry[1], entry[2] ?? "")
   }
   return entries
+}
+
+/** A baseline in the suite's own format, for one run: the section's names under `mode:`. */
+const writeBaseline = (dir, name, mode, entries) => {
+  const file = path.join(dir, `${name}.yml`)
+  fs.writeFileSync(file, `${mode}:\n${[...entries.keys()].map((scenario) => `  - ${scenario}\n`).join("")}`)
+  return file
 }
 
 /** The scenario names the suite lists for a mode. */
@@ -130,6 +145,18 @@ const listScenarios = async (mode) => {
   const { code, output } = await run(node22, [suite, "list", `--${mode}`])
   if (code !== 0) throw new Error(`listing the ${mode} scenarios failed:\n${output}`)
   return [...output.matchAll(/^\s+-\s+(\S+)/gm)].map((match) => match[1])
+}
+
+/**
+ * What a server requirement set runs: the scenarios it requires (scored), and the others it runs and reports
+ * without scoring (pending ones, extensions).
+ */
+const listRequirements = async (set) => {
+  const { code, output } = await run(node22, [suite, "list", "--server", "--requirements", set])
+  if (code !== 0) throw new Error(`listing the ${set} requirements failed:\n${output}`)
+  const required = /Server scenarios[^\n]*\n((?:\s+-\s+\S+\n)+)/.exec(output)?.[1] ?? ""
+  const unscored = [...output.matchAll(/^\s+-\s+(\S+)\s+\[server\]/gm)].map((match) => match[1])
+  return { required: [...required.matchAll(/-\s+(\S+)/g)].map((match) => match[1]), unscored }
 }
 
 /** Every `checks.json` under a results folder, by scenario (the folder's name without its timestamp). */
@@ -223,30 +250,39 @@ const main = async () => {
   try {
     const baseline = readBaseline()
     const [serverScenarios, clientScenarios] = await Promise.all([listScenarios("server"), listScenarios("client")])
-    for (const mode of ["server", "client"]) {
-      const known = new Set(mode === "server" ? serverScenarios : clientScenarios)
-      for (const name of baseline[mode].keys()) {
+    for (const [section, entries] of baseline) {
+      const known = new Set(section === "client" ? clientScenarios : serverScenarios)
+      for (const name of entries.keys()) {
         if (!known.has(name)) {
-          problems.push(`the baseline lists ${mode} scenario ${name}, which the suite does not have`)
+          problems.push(`the baseline lists ${section} scenario ${name}, which the suite does not have`)
         }
       }
     }
-    const expected = ["--expected-failures", baselineFile]
+    const sets = []
+    for (const set of SERVER_SETS) {
+      const entries = baseline.get(`server-${set}`) ?? new Map()
+      sets.push({ set, entries, ...(await listRequirements(set)) })
+    }
+    const clientBaseline = baseline.get("client") ?? new Map()
+    const expected = ["--expected-failures", writeBaseline(out, "client", "client", clientBaseline)]
 
     const url = await startServer()
-    say(`server scenarios against ${url} (${seconds()})`)
-    const serverRun = await run(node22, [
-      suite,
-      "server",
-      "--url",
-      url,
-      "--suite",
-      "all",
-      ...expected,
-      "-o",
-      path.join(out, "server")
-    ])
-    if (serverRun.code !== 0) problems.push(`server scenarios:\n${serverRun.output}`)
+    for (const { entries, set } of sets) {
+      say(`server scenarios of ${set} against ${url} (${seconds()})`)
+      const serverRun = await run(node22, [
+        suite,
+        "server",
+        "--url",
+        url,
+        "--requirements",
+        set,
+        "--expected-failures",
+        writeBaseline(out, `server-${set}`, "server", entries),
+        "-o",
+        path.join(out, `server-${set}`)
+      ])
+      if (serverRun.code !== 0) problems.push(`server scenarios of ${set}:\n${serverRun.output}`)
+    }
     await stopServer()
 
     const client = [process.execPath, ...CLIENT].join(" ")
@@ -258,30 +294,37 @@ const main = async () => {
       const result = await clientRun(["--scenario", scenario])
       if (result.code !== 0) problems.push(`client scenario ${scenario}:\n${result.output}`)
     }
-    say(`the other client scenarios, by suite: ${OTHER_CLIENT_SUITES.join(", ")} (${seconds()})`)
-    const suites = await Promise.all(OTHER_CLIENT_SUITES.map((name) => clientRun(["--suite", name])))
-    for (const [i, result] of suites.entries()) {
-      if (result.code !== 0) problems.push(`client suite ${OTHER_CLIENT_SUITES[i]}:\n${result.output}`)
-    }
+    const others = clientScenarios.filter((name) => !played.includes(name))
+    say(`the other ${others.length} client scenarios, ${OTHER_CLIENT_CONCURRENCY} at a time (${seconds()})`)
+    const queue = [...others]
+    await Promise.all(Array.from({ length: OTHER_CLIENT_CONCURRENCY }, async () => {
+      for (let scenario = queue.shift(); scenario !== undefined; scenario = queue.shift()) {
+        const result = await clientRun(["--scenario", scenario])
+        if (result.code !== 0) problems.push(`client scenario ${scenario}:\n${result.output}`)
+      }
+    }))
     say(`\nMCP conformance, @modelcontextprotocol/conformance ${version} (${seconds()})`)
     // a server scenario applies unless the baseline says "n/a"; a client scenario applies when the example plays it
-    const notApplicable = (name) => baseline.server.get(name)?.startsWith("n/a") === true
-    const missing = [
-      ...summarize(
-        "server",
-        serverScenarios,
-        readResults(path.join(out, "server"), "server-"),
-        baseline.server,
-        (name) => !notApplicable(name)
-      ),
+    const missing = []
+    for (const { entries, required, set, unscored } of sets) {
+      const results = readResults(path.join(out, `server-${set}`), "server-")
+      const notApplicable = (name) => entries.get(name)?.startsWith("n/a") === true
+      missing.push(...summarize(`server ${set}`, required, results, entries, (name) => !notApplicable(name)))
+      const ran = unscored.filter((name) => results.has(name))
+      if (ran.length > 0) {
+        const passedToo = ran.filter((name) => passed(results.get(name)))
+        say(`  not scored (pending, extensions): ${passedToo.length} of ${ran.length} passed`)
+      }
+    }
+    missing.push(
       ...summarize(
         "client",
         clientScenarios,
         readResults(path.join(out, "client"), ""),
-        baseline.client,
+        clientBaseline,
         (name) => played.includes(name)
       )
-    ]
+    )
     if (missing.length > 0) problems.push(`scenarios with no results: ${missing.join(", ")}`)
   } finally {
     await stopServer()

@@ -344,6 +344,11 @@ export interface Request {
   readonly mode: "form" | "url"
   readonly requestedSchema?: RequestedSchema | undefined
   readonly url?: string | undefined
+  /**
+   * The name the question goes by when it reaches an MCP 2026-07-28 client, as the key of `inputRequests` in an
+   * `input_required` result (see `Tool.elicit`); none for a question that names none.
+   */
+  readonly key?: string | undefined
 }
 
 /**

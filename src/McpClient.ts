@@ -152,7 +152,7 @@ export interface HttpTransport {
  *
  * @example
  * ```ts
- * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+ * import { InMemoryTransport } from "@modelcontextprotocol/client"
  * import { McpClient } from "effect-agent-tools"
  *
  * const [clientSide] = InMemoryTransport.createLinkedPair()

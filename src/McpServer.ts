@@ -1,6 +1,14 @@
 /**
  * Tools served over MCP: the same toolkit a program runs with the executor, offered to Claude Desktop, Claude Code
- * or any MCP client, over stdio, Streamable HTTP, or any transport of the MCP SDK.
+ * or any MCP client, over stdio, Streamable HTTP, or any transport of the MCP SDK (its v2 line,
+ * `@modelcontextprotocol/server`).
+ *
+ * Both protocol eras, from the same toolkit and the same tool code: a 2025-era client (`initialize`, up to
+ * 2025-11-25) gets a session, and a call reaches it with requests of the server's own (`elicitation/create`,
+ * `sampling/createMessage`, `roots/list`); a 2026-07-28 client gets the stateless protocol (no session, every
+ * request carries its revision and capabilities in `_meta`, `server/discover`, `subscriptions/listen`, cache hints
+ * on `tools/list`), and a call asks it through `input_required` results: see {@link HttpOptions} and
+ * docs/mcp-server.md for how such a call resumes.
  *
  * What a client sees, each pinned by a test:
  * - `tools/list`: every tool with its `title`, description, `inputSchema` (the standard JSON Schema projection),
@@ -30,12 +38,13 @@
  *
  * @since 0.1.0
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type * as Duration from "effect/Duration"
+import type { Transport } from "@modelcontextprotocol/server"
+import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as InternalHttp from "./internal/mcpHttp.js"
+import * as Rounds from "./internal/mcpRounds.js"
 import * as Internal from "./internal/mcpServer.js"
 import type * as Tool from "./Tool.js"
 import type * as ToolResult from "./ToolResult.js"
@@ -77,14 +86,30 @@ export type Source<T extends Tool.Any> = Internal.Source<T>
 export interface Info extends Internal.Info {}
 
 /**
- * Server options: {@link Info} plus the scheduler's `maxParallel` (handlers running at once, across every
- * session; default `Executor.DEFAULT_MAX_PARALLEL`) and `timeout` (for tools that set none).
+ * Server options: {@link Info} plus
+ * - the scheduler's `maxParallel` (handlers running at once, across every session; default
+ *   `Executor.DEFAULT_MAX_PARALLEL`) and `timeout` (for tools that set none);
+ * - for 2026-07-28 clients, whose calls ask through `input_required` results: `requestStateKey`, the key their
+ *   `requestState` is signed with (HMAC-SHA-256, at least 32 bytes; default: one made when the server starts, so
+ *   give every replica behind a load balancer the same one); `requestStateTtl`, how long a state is good for and a
+ *   parked call waits for its answers (default {@link DEFAULT_REQUEST_STATE_TTL}); `maxParkedCalls`, how many calls
+ *   may wait at once (default {@link DEFAULT_MAX_PARKED_CALLS}; past it the oldest ends); `instance`, the name this
+ *   process goes by in the state of the calls it parks (`requestState` starts `p.<instance>.`; 1 to 64 letters,
+ *   digits, `_` or `-`; default a random one), for a load balancer to route their retries by. Each is checked when
+ *   the server starts ({@link McpServerError} with `reason: "Options"`).
  *
  * @example
  * ```ts
  * import { McpServer } from "effect-agent-tools"
  *
- * const options: McpServer.Options = { name: "text-tools", version: "1.0.0", maxParallel: 4, timeout: "30 seconds" }
+ * const options: McpServer.Options = {
+ *   name: "text-tools",
+ *   version: "1.0.0",
+ *   maxParallel: 4,
+ *   timeout: "30 seconds",
+ *   requestStateKey: "a secret of at least 32 bytes, shared by the replicas",
+ *   instance: "replica-1"
+ * }
  * ```
  *
  * @since 0.1.0
@@ -113,8 +138,9 @@ export interface StdioOptions extends Internal.StdioOptions {}
  * Options of {@link http}:
  * - `port` (0 picks a free one), `host` (default {@link DEFAULT_HOST}: loopback only), `path` (default
  *   {@link DEFAULT_PATH});
- * - `stateless`: no sessions; every POST is answered on its own (for replicas behind a load balancer); `GET` and
- *   `DELETE` are then `405`, and a request that is dropped interrupts its calls;
+ * - `stateless`: no sessions for 2025-era clients either; every POST is answered on its own (for replicas behind a
+ *   load balancer); `GET` and `DELETE` are then `405`, and a request that is dropped interrupts its calls. A
+ *   2026-07-28 client is always served this way (its revision has no sessions), whatever `stateless` says;
  * - `allowedHosts`: hostnames accepted in `Host` (the port is ignored). Default: `localhost`, `127.0.0.1`, `::1`
  *   and the bound address when bound to loopback, the bound host when bound to another address, anything when
  *   bound to a wildcard (`0.0.0.0`, `::`). Anything else is refused with `403` (DNS rebinding protection);
@@ -207,8 +233,8 @@ export interface ClientInfo extends Internal.ClientInfo {}
 export interface Session extends Internal.Session {}
 
 /**
- * Serving could not start. `reason`: `"Options"`, an option of {@link http} is out of range (a port that is not
- * 0-65535); `"Listen"`, the HTTP server could not listen (the port is taken, the host is not an address of this
+ * Serving could not start. `reason`: `"Options"`, an option is out of range (a port that is not 0-65535, a
+ * `requestStateKey` under 32 bytes); `"Listen"`, the HTTP server could not listen (the port is taken, the host is not an address of this
  * machine); `"Transport"`, the transport failed to start. `message` says which and why, in one line.
  *
  * @example
@@ -330,8 +356,41 @@ export const DEFAULT_SESSION_IDLE_TIMEOUT: Duration.Duration = InternalHttp.DEFA
 export const DEFAULT_MAX_BUFFERED_BYTES: number = InternalHttp.DEFAULT_MAX_BUFFERED_BYTES
 
 /**
- * The MCP session of the call the current fiber serves; none outside a call served over MCP, and for a stateless
- * HTTP request (which belongs to no session). Needs nothing in `R`, like `Tool.currentCall`.
+ * How long a 2026 call's `requestState` is good for by default, and so how long a parked call waits for its
+ * answers: 10 minutes, time for a person to read a question and answer it.
+ *
+ * @example
+ * ```ts
+ * import { Duration } from "effect"
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(Duration.format(McpServer.DEFAULT_REQUEST_STATE_TTL)) // 10m
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_REQUEST_STATE_TTL: Duration.Duration = Duration.millis(Rounds.DEFAULT_REQUEST_STATE_TTL_MILLIS)
+
+/**
+ * How many 2026 calls may wait, parked, for their answers by default: 1000. Past it, the one that has waited
+ * longest ends (interrupted), and its state is refused.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * console.log(McpServer.DEFAULT_MAX_PARKED_CALLS) // 1000
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_PARKED_CALLS: number = Rounds.DEFAULT_MAX_PARKED_CALLS
+
+/**
+ * The MCP session of the call the current fiber serves; none outside a call served over MCP, for a stateless
+ * HTTP request, and for a 2026-07-28 client (neither belongs to a session). Needs nothing in `R`, like `Tool.currentCall`.
  *
  * @example
  * ```ts
@@ -364,8 +423,7 @@ export const session: Effect.Effect<Option.Option<Session>> = Internal.session
  *
  * @example
  * ```ts
- * import { Client } from "@modelcontextprotocol/sdk/client/index.js"
- * import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+ * import { Client, InMemoryTransport } from "@modelcontextprotocol/client"
  * import { Effect, Schema } from "effect"
  * import { McpServer, Tool, Toolkit } from "effect-agent-tools"
  *
@@ -424,8 +482,8 @@ export const stdio: <T extends Tool.Any>(
 ) => Effect.Effect<void, McpServerError, Tool.Requirements<T>> = Internal.stdio
 
 /**
- * Serves a toolkit over Streamable HTTP until the scope closes, on `node:http` with the SDK's Streamable HTTP
- * transport: sessions by `Mcp-Session-Id` (`DELETE` ends one and interrupts its calls), `202` for a POST of
+ * Serves a toolkit over Streamable HTTP until the scope closes, on `node:http` with a transport of our own in front
+ * of the SDK's `Server`: sessions by `Mcp-Session-Id` (`DELETE` ends one and interrupts its calls), `202` for a POST of
  * notifications, a `GET` stream for server notifications (`tools/list_changed`), the `MCP-Protocol-Version`
  * header checked, `Host`/`Origin` checked against DNS rebinding (`403`). See {@link HttpOptions}. Closing the
  * scope stops listening, ends every session (interrupting their calls) and closes the open connections.
@@ -512,7 +570,8 @@ export interface ModelPreferences extends Internal.ModelPreferences {}
 /**
  * A request to the client's model (MCP's `sampling/createMessage` params): the `messages`, the most tokens to
  * generate, and optionally a `systemPrompt`, `temperature`, `stopSequences`, `modelPreferences`, `includeContext`
- * and `metadata` (passed through to the client).
+ * and `metadata` (passed through to the client), and `key`, the name the request goes by for a 2026-07-28 client
+ * (in `inputRequests`; see `Tool.elicit`).
  *
  * @example
  * ```ts
@@ -549,10 +608,12 @@ export interface SamplingResult extends Internal.SamplingResult {}
 
 /**
  * {@link sample} could not get an answer. `reason`:
- * - `Unavailable`: there is no client to ask: not in a call served over MCP, or a stateless HTTP request (its
- *   client has no session to answer in);
- * - `Unsupported`: the client did not declare the `sampling` capability;
- * - `Failed`: the client answered with an error (the user refused, no model) or the request could not be sent.
+ * - `Unavailable`: there is no client to ask: not in a call served over MCP, or a stateless HTTP request of a
+ *   2025-era client (it has no session to answer in);
+ * - `Unsupported`: the client did not declare the `sampling` capability (a 2026 call that fails after this is
+ *   refused as a whole with MCP's `MissingRequiredClientCapabilityError`, `-32021`);
+ * - `Failed`: the client answered with an error (the user refused, no model), left the question unanswered (2026),
+ *   or the request could not be sent.
  *
  * @example
  * ```ts
@@ -585,7 +646,8 @@ export type SamplingError = Internal.SamplingError
 /**
  * Asks the calling client's model for a message (`sampling/createMessage`), from inside a handler served over MCP:
  * the server borrows the client's model, and the client stays in charge (it may show the request to the user, pick
- * the model, refuse). Fails with {@link SamplingError} when there is no client to ask, when the client did not
+ * the model, refuse). A 2025-era client gets the request in its session; a 2026-07-28 client, in the call's
+ * `input_required` result (the call resumes when it answers, as `Tool.elicit` says). Fails with {@link SamplingError} when there is no client to ask, when the client did not
  * declare the `sampling` capability, or when it refuses. The call's own timeout and cancellation bound the wait
  * (cancelling the call cancels the request). Needs nothing in `R`, like `Tool.currentCall`.
  *
@@ -610,3 +672,67 @@ export type SamplingError = Internal.SamplingError
  * @category in a call
  */
 export const sample: (request: SamplingRequest) => Effect.Effect<SamplingResult, SamplingError> = Internal.sample
+
+/**
+ * A root the client shares: a `file://` URI (a folder the user opened) and an optional name.
+ *
+ * @example
+ * ```ts
+ * import type { McpServer } from "effect-agent-tools"
+ *
+ * const root: McpServer.Root = { uri: "file:///home/ada/project", name: "project" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category roots
+ */
+export interface Root extends Internal.Root {}
+
+/**
+ * {@link listRoots} could not get an answer; `reason` as {@link SamplingError}'s, for the `roots` capability.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpServer } from "effect-agent-tools"
+ *
+ * const roots = McpServer.listRoots().pipe(Effect.catchTag("RootsError", () => Effect.succeed([])))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RootsError: typeof Internal.RootsError = Internal.RootsError
+
+/**
+ * The type of {@link RootsError} values, for signatures.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RootsError = Internal.RootsError
+
+/**
+ * Asks the calling client which roots (folders, projects) it shares (`roots/list`), from inside a handler served
+ * over MCP: pushed to a 2025-era client in its session, asked of a 2026-07-28 client in the call's
+ * `input_required` result (`key` names it there; see `Tool.elicit`). Fails with {@link RootsError} when there is
+ * no client to ask, when it did not declare the `roots` capability, or when it refuses. Needs nothing in `R`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpServer, Tool } from "effect-agent-tools"
+ *
+ * const Where = Tool.make("where", {
+ *   description: "Say which folders the client shares",
+ *   failure: McpServer.RootsError,
+ *   handler: () => Effect.map(McpServer.listRoots(), (roots) => roots.map((root) => root.uri).join("\n"))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category in a call
+ */
+export const listRoots: (
+  options?: { readonly key?: string | undefined }
+) => Effect.Effect<ReadonlyArray<Root>, RootsError> = Internal.listRoots

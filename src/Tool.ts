@@ -1036,6 +1036,11 @@ export const currentCall: Effect.Effect<Option.Option<CallInfo>> = Effect.map(
  *   it. A schema that cannot be a form (a nested object, a numeric choice) is a defect, like a bad regexp literal.
  * - `{ message, url }` asks the user to open a page (to sign in, to pay); accepting means they went there.
  * - `{ message }` asks for a confirmation.
+ * - `key` (optional) names the question for an MCP 2026-07-28 client, which gets it as an entry of `inputRequests`
+ *   in an `input_required` result and answers it under that key (a client may answer ahead, on its first call).
+ *   Without one, the question goes by a digest of itself, numbered when the same question comes again in a call.
+ *   Over MCP 2026 a call of a tool whose `replay` is `"safe"` runs again with the answers so far, each given back
+ *   to the question of its key; any other call waits, parked, for its answers (see docs/mcp-server.md).
  *
  * It asks the `Elicitation.Elicitor` the host provided: served over MCP, the calling client (when it declared the
  * elicitation capability for that mode); in `agent-tools call`, the terminal. With none the answer is `Cancel`,
@@ -1077,9 +1082,11 @@ export const elicit: {
   <const P extends ParametersInput>(options: {
     readonly message: string
     readonly schema: P
+    readonly key?: string | undefined
   }): Effect.Effect<Elicitation.Result<ParametersType<P>>, Elicitation.ElicitationError>
   (options: {
     readonly message: string
     readonly url?: string | undefined
+    readonly key?: string | undefined
   }): Effect.Effect<Elicitation.Result<void>, Elicitation.ElicitationError>
 } = Elicit.elicit

@@ -110,7 +110,12 @@ describe("the package", () => {
 
   it("the library imports only its dependencies and peers; importing the root loads no optional peer", () => {
     expect([...library.static]).toEqual(
-      expect.arrayContaining(["effect", "@effect/platform", "@modelcontextprotocol/sdk"])
+      expect.arrayContaining([
+        "effect",
+        "@effect/platform",
+        "@modelcontextprotocol/server",
+        "@modelcontextprotocol/client"
+      ])
     )
     expect([...library.static, ...library.dynamic].filter((name) => !installed.has(name))).toEqual([])
     const loaded = loadedByRoot()

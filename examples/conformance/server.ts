@@ -10,7 +10,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Schema } from "effect"
-import { McpServer, Tool, Toolkit, ToolResult } from "../../src/index.js"
+import { Elicitation, McpServer, Tool, Toolkit, ToolResult } from "../../src/index.js"
 
 /** A 1x1 PNG. */
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -200,6 +200,135 @@ const ElicitEnums = Tool.make("test_elicitation_sep1330_enums", {
 })
 
 // ---------------------------------------------------------------------------------------------------------------
+// asking a 2026-07-28 client: the same Tool.elicit, McpServer.sample and McpServer.listRoots, answered through
+// input_required results. The scenarios name the keys their answers come under; `replay: "safe"` tools run again
+// with the answers so far (nothing is kept between rounds), the others wait, parked, for their answers.
+// ---------------------------------------------------------------------------------------------------------------
+
+const nameOf = (result: { readonly _tag: string; readonly content?: { readonly name: string } }): string =>
+  result._tag === "Accept" && result.content !== undefined ? result.content.name : result._tag.toLowerCase()
+
+const textOf = (result: McpServer.SamplingResult): string =>
+  result.content.type === "text" ? result.content.text : `[${result.content.type}]`
+
+const AskName = Tool.make("test_input_required_result_elicitation", {
+  description: "Asks the user's name, then greets them",
+  replay: "safe",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({ key: "user_name", message: "What is your name?", schema: { name: Schema.String } }),
+      (answer) => `Hello, ${nameOf(answer)}!`
+    )
+})
+
+const AskModel = Tool.make("test_input_required_result_sampling", {
+  description: "Asks the client's model a question",
+  failure: McpServer.SamplingError,
+  handler: () =>
+    Effect.map(
+      McpServer.sample({
+        key: "capital_question",
+        messages: [{ role: "user", content: { type: "text", text: "What is the capital of France?" } }],
+        maxTokens: 100
+      }),
+      (result) => `The model says: ${textOf(result)}`
+    )
+})
+
+const AskRoots = Tool.make("test_input_required_result_list_roots", {
+  description: "Asks the client which roots it shares",
+  failure: McpServer.RootsError,
+  handler: () =>
+    Effect.map(
+      McpServer.listRoots({ key: "client_roots" }),
+      (roots) => `Roots: ${roots.map((root) => `${root.name ?? "(unnamed)"} at ${root.uri}`).join(", ")}`
+    )
+})
+
+const AskWithState = Tool.make("test_input_required_result_request_state", {
+  description: "Asks for a confirmation; the retry's requestState is checked before the answer is read",
+  replay: "safe",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({ key: "confirm", message: "Please confirm", schema: { ok: Schema.Boolean } }),
+      // the state was verified (signature, expiry, binding, single use) before this second run reached here
+      (answer) => `state-ok: ${answer._tag === "Accept" && answer.content.ok ? "confirmed" : "not confirmed"}`
+    )
+})
+
+const AskThree = Tool.make("test_input_required_result_multiple_inputs", {
+  description: "Asks the user, the client's model and the client's roots at once",
+  failure: Schema.Union(McpServer.SamplingError, McpServer.RootsError, Elicitation.ElicitationError),
+  handler: () =>
+    Effect.map(
+      Effect.all([
+        Tool.elicit({ key: "user_name", message: "What is your name?", schema: { name: Schema.String } }),
+        McpServer.sample({
+          key: "greeting",
+          messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+          maxTokens: 50
+        }),
+        McpServer.listRoots({ key: "client_roots" })
+      ], { concurrency: "unbounded" }),
+      ([name, greeting, roots]) => `${textOf(greeting)}, ${nameOf(name)} (${roots.length} roots)`
+    )
+})
+
+const AskTwice = Tool.make("test_input_required_result_multi_round", {
+  description: "Asks two questions, one round each",
+  replay: "safe",
+  handler: () =>
+    Effect.gen(function*() {
+      const name = yield* Tool.elicit({
+        key: "step1",
+        message: "Step 1: What is your name?",
+        schema: { name: Schema.String }
+      })
+      const color = yield* Tool.elicit({
+        key: "step2",
+        message: "Step 2: What is your favorite color?",
+        schema: { color: Schema.String }
+      })
+      return `${nameOf(name)} likes ${color._tag === "Accept" ? color.content.color : "no color"}`
+    })
+})
+
+const AskSigned = Tool.make("test_input_required_result_tampered_state", {
+  description: "Asks for a confirmation, waiting parked for it: a state that was tampered with is refused",
+  handler: () =>
+    Effect.map(
+      Tool.elicit({ message: "Please confirm", schema: { ok: Schema.Boolean } }),
+      (answer) => `confirmed: ${answer._tag === "Accept" && answer.content.ok}`
+    )
+})
+
+const AskWhatItCan = Tool.make("test_input_required_result_capabilities", {
+  description: "Asks the user and the client's model, each only if the client can be asked",
+  replay: "safe",
+  handler: () =>
+    Effect.map(
+      Effect.all([
+        Tool.elicit({ message: "What is your name?", schema: { name: Schema.String } }),
+        McpServer.sample({
+          messages: [{ role: "user", content: { type: "text", text: "Say hello" } }],
+          maxTokens: 20
+        }).pipe(Effect.option)
+      ], { concurrency: "unbounded" }),
+      ([name, hello]) => `${nameOf(name)}; the model ${hello._tag === "Some" ? "answered" : "was not asked"}`
+    )
+})
+
+const NeedsSampling = Tool.make("test_missing_capability", {
+  description: "Needs the client's model: a client that did not declare sampling is refused (-32021)",
+  failure: McpServer.SamplingError,
+  handler: () =>
+    Effect.map(
+      McpServer.sample({ messages: [{ role: "user", content: { type: "text", text: "Hi" } }], maxTokens: 10 }),
+      textOf
+    )
+})
+
+// ---------------------------------------------------------------------------------------------------------------
 // schemas, streams
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -209,9 +338,23 @@ const JsonSchema2020 = Tool.fromJsonSchema("json_schema_2020_12_tool", {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     type: "object",
     $defs: {
-      address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } }
+      address: {
+        $anchor: "addressDef",
+        type: "object",
+        properties: { street: { type: "string" }, city: { type: "string" } }
+      }
     },
-    properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+    properties: {
+      name: { type: "string" },
+      address: { $ref: "#/$defs/address" },
+      contactMethod: { type: "string", enum: ["phone", "email"] },
+      phone: { type: "string" },
+      email: { type: "string" }
+    },
+    allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+    if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+    then: { required: ["phone"] },
+    else: { required: ["email"] },
     additionalProperties: false
   },
   handler: (args) => Effect.succeed(args)
@@ -240,7 +383,16 @@ const toolkit = Toolkit.make(
   ElicitDefaults,
   ElicitEnums,
   JsonSchema2020,
-  Reconnection
+  Reconnection,
+  AskName,
+  AskModel,
+  AskRoots,
+  AskWithState,
+  AskThree,
+  AskTwice,
+  AskSigned,
+  AskWhatItCan,
+  NeedsSampling
 )
 
 const main = Effect.gen(function*() {

@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/server"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -329,6 +329,7 @@ export interface ElicitOptions {
   readonly message: string
   readonly schema?: Schema.Struct.Fields | Schema.Schema.AnyNoContext | undefined
   readonly url?: string | undefined
+  readonly key?: string | undefined
 }
 
 /** `Result<any>`: `Tool.elicit`'s overloads give the decoded type, which only the schema knows. */
@@ -336,7 +337,7 @@ export const elicit = (
   options: ElicitOptions
 ): Effect.Effect<Elicitation.Result<any>, Elicitation.ElicitationError> =>
   Effect.suspend(() => {
-    const { message, schema, url } = options
+    const { key, message, schema, url } = options
     if (schema !== undefined && url !== undefined) {
       return Effect.dieMessage("Tool.elicit: give a schema (a form) or a url (a page to open), not both")
     }
@@ -344,16 +345,21 @@ export const elicit = (
     let decode: ((content: Elicitation.Content) => Either.Either<unknown, Elicitation.ElicitationError>) | undefined
     if (url !== undefined) {
       if (!URL.canParse(url)) return Effect.dieMessage(`Tool.elicit: ${JSON.stringify(url)} is not a URL`)
-      request = { message, mode: "url", url }
+      request = { message, mode: "url", url, ...(key === undefined ? {} : { key }) }
     } else if (schema !== undefined) {
       const built = form(schema)
       if (Either.isLeft(built)) {
         return Effect.dieMessage(`Tool.elicit: the schema cannot be asked as a form: ${built.left}`)
       }
-      request = { message, mode: "form", requestedSchema: built.right.requestedSchema }
+      request = {
+        message,
+        mode: "form",
+        requestedSchema: built.right.requestedSchema,
+        ...(key === undefined ? {} : { key })
+      }
       decode = built.right.decode
     } else {
-      request = { message, mode: "form", requestedSchema: CONFIRMATION }
+      request = { message, mode: "form", requestedSchema: CONFIRMATION, ...(key === undefined ? {} : { key }) }
     }
     // with no elicitor provided, the default one answers Cancel: nobody to ask, and nobody declined either
     return Effect.flatMap(Elicitation.Elicitor, (elicitor) =>

@@ -11,8 +11,9 @@
  *   an integer, or a member JSON-RPC does not define: `-32600`, with the request's id when it has a valid one;
  * - `params` that are not an object, `_meta` that is not an object, a `progressToken` that is neither a string nor
  *   an integer: `-32602`;
- * - the params of the methods this server answers (`initialize`, `ping`, `logging/setLevel`, `tools/list`,
- *   `tools/call`) checked as MCP defines them: `-32602` saying which member is wrong (`params.name must be a
+ * - the params of the methods this server answers on the 2025 era (`initialize`, `ping`, `logging/setLevel`,
+ *   `tools/list`, `tools/call`) checked as MCP defines them (a 2026 request, whose `_meta` names its revision, is
+ *   the SDK's to check): `-32602` saying which member is wrong (`params.name must be a
  *   string, got 123`). A tool call's `arguments` are not checked here: they are the model's, and answered as an
  *   `isError` result it can read;
  * - a notification or a response that is malformed is never answered (JSON-RPC answers neither): the caller logs
@@ -23,7 +24,7 @@
  *
  * @internal
  */
-import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId } from "@modelcontextprotocol/server"
 import { preview } from "./argumentProblems.js"
 
 export const PARSE_ERROR = -32700
@@ -185,8 +186,15 @@ const paramsProblem = (value: Record<string, unknown>, isRequest: boolean): stri
   if (!has(value, "params")) return own?.({})
   const params = value.params
   if (!isObject(params)) return `params must be an object, got ${Array.isArray(params) ? "an array" : got(params)}`
-  return metaProblem(params) ?? own?.(params)
+  // a 2026 request (its `_meta` names its revision) is the SDK's to check: its methods and params differ
+  return metaProblem(params) ?? (isModernClaim(params) ? undefined : own?.(params))
 }
+
+/** The key of the protocol revision in a 2026 request's `_meta` envelope. */
+const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+const isModernClaim = (params: Record<string, unknown>): boolean =>
+  isObject(params._meta) && has(params._meta, PROTOCOL_VERSION_KEY)
 
 /**
  * The JSON-RPC error response for a refusal that is answered. Without an id when the request had none that could

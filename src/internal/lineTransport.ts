@@ -9,8 +9,7 @@
  *
  * @internal
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server"
 import type { Readable, Writable } from "node:stream"
 import { errorResponse, parseError } from "./jsonRpc.js"
 import { reasonOf } from "./reason.js"

@@ -235,14 +235,13 @@ export class ChildTransport implements Sdk.Transport {
     } catch {
       return this.peer.violate(`it wrote a line to stdout that is not JSON: ${preview(line)}`, "Protocol")
     }
-    const parsed = Sdk.JSONRPCMessageSchema.safeParse(json)
-    if (!parsed.success) {
+    const message = Sdk.asMessage(json)
+    if (message === undefined) {
       return this.peer.violate(
         `it wrote a line to stdout that is not a JSON-RPC message: ${preview(line)}`,
         "Protocol"
       )
     }
-    const message = parsed.data as Sdk.JSONRPCMessage
     if ("id" in message && !("method" in message) && message.id !== undefined) this.pending.delete(message.id)
     this.deliver(message)
   }
@@ -665,7 +664,7 @@ const callTool = (
     const seen = session.notified
     const settings = session.settings
     const call = new InFlight(session, (signal, onprogress) =>
-      session.client.callTool({ name: remote, arguments: args }, undefined, {
+      session.client.callTool({ name: remote, arguments: args }, {
         signal,
         timeout: settings.timeoutMillis,
         resetTimeoutOnProgress: true,
@@ -731,7 +730,11 @@ const listPages = (session: Session, timeoutMillis: number): Effect.Effect<Reado
       if (session.dead !== undefined) return yield* Effect.fail(session.dead)
       const params = cursor === undefined ? {} : { cursor }
       const result = yield* Effect.catchAll(
-        inFlight(session, (signal) => session.client.listTools(params, { signal, timeout: timeoutMillis })),
+        // one page per request: the SDK's own `listTools()` walks every page itself, past our bounds
+        inFlight(
+          session,
+          (signal) => session.client.request({ method: "tools/list", params }, { signal, timeout: timeoutMillis })
+        ),
         (error) =>
           Effect.zipRight(
             session.settled,
@@ -977,17 +980,17 @@ export const connect = (
         })
       )
     }
-    client.setNotificationHandler(Sdk.ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
       session.notified++
       signal(session)
     })
     if (Option.isSome(elicitor)) {
-      client.setRequestHandler(Sdk.ElicitRequestSchema, (request, extra) =>
-        answerElicitation(runtime, elicitor.value, request.params, extra.signal))
+      client.setRequestHandler("elicitation/create", (request, ctx) =>
+        answerElicitation(runtime, elicitor.value, request.params, ctx.mcpReq.signal))
     }
     const logLevel = options.logLevel
     if (logLevel !== undefined) {
-      client.setNotificationHandler(Sdk.LoggingMessageNotificationSchema, (notification) => {
+      client.setNotificationHandler("notifications/message", (notification) => {
         const { data, level, logger } = notification.params
         Runtime.runSync(runtime)(
           Effect.logWithLevel(Logging.fromMcp(level), typeof data === "string" ? data : JSON.stringify(data)).pipe(

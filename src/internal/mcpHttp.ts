@@ -1,10 +1,10 @@
 /**
- * `McpServer.http`: Streamable HTTP on `node:http`, with the SDK's transport speaking the protocol and our side
- * holding everything an attacker could make grow:
+ * `McpServer.http`: Streamable HTTP on `node:http`, our own transport ({@link Delivery}) in front of the SDK's
+ * `Server`, holding everything an attacker could make grow:
  *
  * - the request: `Host`/`Origin` (DNS rebinding), path and method, then the body, read here within
  *   `maxMessageBytes`, parsed and checked message by message (`jsonRpc.check`), so the SDK only ever gets a
- *   message it can serve (as `parsedBody`);
+ *   message it can serve;
  * - the session table ({@link Sessions}): at most `maxSessions`; past that a new session takes the place of the
  *   least recently used idle one (idle: no request being answered and no stream open), and is refused with `503`
  *   only when every session is in use; a session idle for `sessionIdleTimeout` ends, and its id is then answered
@@ -19,10 +19,16 @@
  *
  * @internal
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js"
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  RequestId,
+  Server,
+  Transport,
+  TransportSendOptions
+} from "@modelcontextprotocol/server"
+import type { McpHttpHandler } from "@modelcontextprotocol/server"
+import { classifyInboundRequest, createMcpHandler, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as LogLevel from "effect/LogLevel"
@@ -34,7 +40,14 @@ import type { AddressInfo } from "node:net"
 import type * as Tool from "../Tool.js"
 import * as JsonRpc from "./jsonRpc.js"
 import type { Options, Source } from "./mcpServer.js"
-import { closeServer, connectServer, DEFAULT_MAX_MESSAGE_BYTES, makeCore, McpServerError } from "./mcpServer.js"
+import {
+  closeServer,
+  connectServer,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  makeCore,
+  makeServer,
+  McpServerError
+} from "./mcpServer.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // models
@@ -268,39 +281,64 @@ const readMessage = async (
   return undefined
 }
 
-const isInitialize = (message: JSONRPCMessage): boolean => JsonRpc.isRequest(message) && message.method === "initialize"
+const isInitialize = (message: JSONRPCMessage): message is JSONRPCMessage & { readonly id: RequestId } =>
+  JsonRpc.isRequest(message) && message.method === "initialize"
+
+/**
+ * What is wrong with a session request's `MCP-Protocol-Version` header, if anything: a client names the revision
+ * the session negotiated, one of MCP's 2025-era revisions; without the header, the server assumes 2025-03-26.
+ */
+const unsupportedVersion = (req: Http.IncomingMessage): string | undefined => {
+  const version = req.headers["mcp-protocol-version"]
+  if (version === undefined || (typeof version === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) {
+    return undefined
+  }
+  return `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${
+    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+  })`
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // the answers: streams, back-pressure, disconnects
 // ---------------------------------------------------------------------------------------------------------------
 
-/** What the SDK's HTTP transport takes as send options (declared without `| undefined`). */
-type SdkSendOptions = Parameters<StreamableHTTPServerTransport["send"]>[1]
+const SSE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-accel-buffering": "no"
+}
 
 interface Waiting {
   readonly message: JSONRPCMessage
-  readonly options: TransportSendOptions | undefined
+  readonly last: boolean
   readonly bytes: number
   readonly done: () => void
 }
 
-/** One open response the server writes messages on: a POST's answers, or a session's GET stream. */
+/**
+ * One open response the server writes messages on: a POST's answers, or a session's GET stream. Its head is
+ * written at once as an SSE stream ({@link openEvents}: what 2025-era clients have always been answered), or, for
+ * `"auto"` answers, when the first message goes out: one JSON body when the response is the first thing to go out
+ * (the common case: no progress, no log, no question), an SSE stream as soon as anything goes out before it. Both
+ * are Streamable HTTP, and every client takes both.
+ */
 class Stream {
   /** The POST's requests not answered yet (none for the GET stream). */
   readonly requests = new Set<RequestId>()
   private queue: Array<Waiting> = []
   private queuedBytes = 0
+  private mode: "pending" | "json" | "sse" = "pending"
   closed = false
 
   constructor(
     readonly res: Http.ServerResponse,
-    private readonly forward: (message: JSONRPCMessage, options: TransportSendOptions | undefined) => Promise<void>,
-    onclose: (stream: Stream) => void
+    private readonly headers: Readonly<Record<string, string>>,
+    /** Told once the response has closed: its last answer taken by the socket, or its client gone first. */
+    private readonly onended: (stream: Stream, premature: boolean) => void
   ) {
     res.on("drain", this.pump)
-    res.once("close", () => {
-      if (!this.closed) onclose(this)
-    })
+    res.once("close", () => this.onended(this, !res.writableFinished))
   }
 
   /** What is held for this client: waiting here, and written but not yet taken by the socket. */
@@ -312,24 +350,55 @@ class Stream {
     return this.queue.length > 0 || this.res.writableNeedDrain
   }
 
-  /** Hands a message on at once, or once the client has read what it was sent before. */
-  deliver(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
-    if (!this.congested) return this.forward(message, options)
+  /** The SSE stream's head, at once. */
+  openEvents(): void {
+    this.mode = "sse"
+    this.res.writeHead(200, { ...SSE_HEADERS, ...this.headers })
+    this.res.flushHeaders()
+  }
+
+  /**
+   * Writes a message at once, or once the client has read what it was sent before. `last`: nothing more goes out
+   * on this stream after it (the response to its last request).
+   */
+  deliver(message: JSONRPCMessage, last: boolean): Promise<void> {
+    if (!this.congested) {
+      this.write(message, last)
+      return Promise.resolve()
+    }
     return new Promise((resolve) => {
-      // the size only of what waits: a message handed on at once is never serialized twice
+      // the size only of what waits: a message written at once is never serialized twice
       const bytes = JSON.stringify(message).length
-      this.queue.push({ message, options, bytes, done: resolve })
+      this.queue.push({ message, last, bytes, done: resolve })
       this.queuedBytes += bytes
     })
   }
 
+  private write(message: JSONRPCMessage, last: boolean): void {
+    if (this.closed || this.res.destroyed) return
+    const json = JSON.stringify(message)
+    if (this.mode === "pending" && last) {
+      this.mode = "json"
+      this.res.writeHead(200, { "content-type": "application/json", ...this.headers })
+      this.res.end(json)
+      return
+    }
+    if (this.mode === "pending") {
+      this.mode = "sse"
+      this.res.writeHead(200, { ...SSE_HEADERS, ...this.headers })
+    }
+    this.res.write(`event: message\ndata: ${json}\n\n`)
+    // the stream stays counted (what its socket has not taken) until the response has closed
+    if (last) this.res.end()
+  }
+
   private readonly pump = (): void => {
-    if (this.closed || this.queue.length === 0 || this.res.writableNeedDrain) return
-    const next = this.queue.shift()!
-    this.queuedBytes -= next.bytes
-    this.forward(next.message, next.options).then(next.done, next.done)
-    // the SDK writes it on a later turn: look again once it has
-    if (this.queue.length > 0) setImmediate(this.pump)
+    while (!this.closed && this.queue.length > 0 && !this.res.writableNeedDrain) {
+      const next = this.queue.shift()!
+      this.queuedBytes -= next.bytes
+      this.write(next.message, next.last)
+      next.done()
+    }
   }
 
   /** Ends the stream on our side: what waits is dropped. */
@@ -344,31 +413,33 @@ class Stream {
 }
 
 /**
- * One connection's transport (a session, or one stateless request): the SDK's, with our streams in front of it.
- * It knows which stream each request came on, so every message goes out through the stream it belongs to (a
- * response and what is sent for its request on the POST's, the rest on the session's GET stream), under that
- * stream's back-pressure and the connection's bound.
+ * One connection's transport (a session, or one stateless request), speaking Streamable HTTP on `node:http`: every
+ * message goes out through the stream it belongs to (a response and what is sent for its request on the POST's,
+ * the rest on the session's GET stream), under that stream's back-pressure and the connection's bound.
+ *
+ * Ours, not the SDK's: the v2 SDK's server transport is built on the web's `Request`/`Response` (its `node:http`
+ * glue, `@modelcontextprotocol/node`, converts every request through `@hono/node-server`), and every bound this
+ * server keeps (what one session may hold unread, a client gone mid-answer) is about the socket itself.
  */
 class Delivery implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
+  sessionId: string | undefined = undefined
   private readonly byRequest = new Map<RequestId, Stream>()
   private readonly streams = new Set<Stream>()
   private standalone: Stream | undefined
   /** Requests being handled and streams open: while above zero the connection is in use. */
   private active = 0
+  private closed = false
 
   constructor(
-    readonly inner: StreamableHTTPServerTransport,
     private readonly maxBufferedBytes: number,
     /** Told when the connection goes from in use to idle, and back. */
-    private readonly onactivity: (idle: boolean) => void
+    private readonly onactivity: (idle: boolean) => void,
+    /** How a POST is answered: an SSE stream opened at once, or as its first message decides (see {@link Stream}). */
+    private readonly answers: "sse" | "auto" = "sse"
   ) {}
-
-  get sessionId(): string | undefined {
-    return this.inner.sessionId
-  }
 
   get idle(): boolean {
     return this.active === 0
@@ -378,16 +449,23 @@ class Delivery implements Transport {
     return this.standalone !== undefined
   }
 
+  private get headers(): Readonly<Record<string, string>> {
+    return this.sessionId === undefined ? {} : { "mcp-session-id": this.sessionId }
+  }
+
   start(): Promise<void> {
-    this.inner.onmessage = (message, extra) => this.onmessage?.(message, extra)
-    this.inner.onclose = () => this.onclose?.()
-    this.inner.onerror = (error) => this.onerror?.(error)
-    return this.inner.start()
+    return Promise.resolve()
   }
 
   close(): Promise<void> {
-    for (const stream of [...this.streams]) this.closeStream(stream, false)
-    return this.inner.close()
+    if (this.closed) return Promise.resolve()
+    this.closed = true
+    for (const stream of [...this.streams]) {
+      this.closeStream(stream, false)
+      if (!stream.res.writableEnded) stream.res.end()
+    }
+    this.onclose?.()
+    return Promise.resolve()
   }
 
   /** A request of this connection is being handled: not idle until {@link end}. */
@@ -399,25 +477,31 @@ class Delivery implements Transport {
     if (--this.active === 0) this.onactivity(true)
   }
 
-  /** A POST whose requests are answered on `res`. */
-  openPost(res: Http.ServerResponse, message: JSONRPCMessage): void {
-    if (!JsonRpc.isRequest(message)) return
-    const stream = this.open(res)
-    stream.requests.add(message.id)
-    this.byRequest.set(message.id, stream)
+  /**
+   * A POST's one message: a request is answered on `res`; a notification or a response is taken (`202`) and handed
+   * on.
+   */
+  post(res: Http.ServerResponse, message: JSONRPCMessage): void {
+    if (JsonRpc.isRequest(message)) {
+      const stream = this.open(res)
+      stream.requests.add(message.id)
+      this.byRequest.set(message.id, stream)
+      if (this.answers === "sse") stream.openEvents()
+    } else {
+      res.writeHead(202, this.headers)
+      res.end()
+    }
+    this.onmessage?.(message)
   }
 
   /** The session's GET stream, on `res`. */
   openStandalone(res: Http.ServerResponse): void {
     this.standalone = this.open(res)
+    this.standalone.openEvents()
   }
 
   private open(res: Http.ServerResponse): Stream {
-    const stream = new Stream(
-      res,
-      (message, options) => this.inner.send(message, options as SdkSendOptions).catch(() => undefined),
-      (closed) => this.closeStream(closed, !res.writableFinished)
-    )
+    const stream = new Stream(res, this.headers, (ended, premature) => this.closeStream(ended, premature))
     this.streams.add(stream)
     this.begin()
     return stream
@@ -449,19 +533,18 @@ class Delivery implements Transport {
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const answered = JsonRpc.answeredId(message)
     const related = answered ?? options?.relatedRequestId
+    // a message for a request whose stream is gone (its client left), or with no GET stream open: nobody can take it
     const stream = related === undefined ? this.standalone : this.byRequest.get(related)
-    if (stream === undefined) {
-      // a message for a request whose stream is gone (its client left): nobody can take it
-      if (related !== undefined) return Promise.resolve()
-      // no GET stream open: the SDK's transport drops it
-      return this.inner.send(message, options as SdkSendOptions).catch(() => undefined)
-    }
+    if (stream === undefined || stream.closed) return Promise.resolve()
+    let last = false
     if (answered !== undefined) {
       stream.requests.delete(answered)
       this.byRequest.delete(answered)
+      last = stream.requests.size === 0
     }
     this.bound(stream)
-    return stream.closed ? Promise.resolve() : stream.deliver(message, options)
+    if (stream.closed) return Promise.resolve()
+    return stream.deliver(message, last)
   }
 
   /**
@@ -502,12 +585,8 @@ class Connection {
   idleTimer: ReturnType<typeof setTimeout> | undefined = undefined
   readonly delivery: Delivery
 
-  constructor(transport: StreamableHTTPServerTransport, maxBufferedBytes: number, onactivity: (idle: boolean) => void) {
-    this.delivery = new Delivery(transport, maxBufferedBytes, onactivity)
-  }
-
-  get transport(): StreamableHTTPServerTransport {
-    return this.delivery.inner
+  constructor(maxBufferedBytes: number, onactivity: (idle: boolean) => void) {
+    this.delivery = new Delivery(maxBufferedBytes, onactivity)
   }
 }
 
@@ -572,7 +651,7 @@ class Sessions {
   removed(connection: Connection): void {
     this.release(connection)
     this.clearTimer(connection)
-    const id = connection.transport.sessionId
+    const id = connection.delivery.sessionId
     if (id !== undefined && this.byId.get(id) === connection) this.byId.delete(id)
   }
 
@@ -587,7 +666,7 @@ class Sessions {
 
   private expire(connection: Connection): void {
     connection.idleTimer = undefined
-    const id = connection.transport.sessionId
+    const id = connection.delivery.sessionId
     if (id !== undefined && this.byId.get(id) === connection) this.byId.delete(id)
     this.end(connection)
   }
@@ -596,6 +675,89 @@ class Sessions {
     if (connection.idleTimer === undefined) return
     clearTimeout(connection.idleTimer)
     connection.idleTimer = undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2026 clients
+// ---------------------------------------------------------------------------------------------------------------
+
+const header = (req: Http.IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/**
+ * Whether a POST is for the 2026-07-28 revision's serving (the SDK's own rule, `classifyInboundRequest`: a request
+ * that claims the per-request `_meta` envelope, or whose headers say it should): its own answers, rejections
+ * included. Anything else is 2025-era traffic, served here in sessions (or statelessly).
+ */
+const isModern = (req: Http.IncomingMessage, message: JSONRPCMessage): boolean =>
+  classifyInboundRequest({
+    httpMethod: "POST",
+    ...optional("protocolVersionHeader", header(req, "mcp-protocol-version")),
+    ...optional("mcpMethodHeader", header(req, "mcp-method")),
+    ...optional("mcpNameHeader", header(req, "mcp-name")),
+    body: message
+  }).kind !== "legacy"
+
+const optional = <K extends string>(key: K, value: string | undefined): { [P in K]?: string } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: string }
+
+/**
+ * A 2026 request, answered by the SDK's `createMcpHandler` with a server of ours made for it: the SDK checks the
+ * revision (`UnsupportedProtocolVersionError`), the `Mcp-Method`/`Mcp-Name` headers against the body, the client
+ * capabilities a method needs, answers `server/discover` and `subscriptions/listen`, and streams what goes out
+ * before the response (progress, logs) as SSE. The body was read and checked here; the SDK takes it parsed. A
+ * client that leaves before its answer aborts the request, which interrupts its call.
+ */
+const serveModern = async (
+  handler: McpHttpHandler,
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse,
+  message: JSONRPCMessage,
+  maxBufferedBytes: number
+): Promise<void> => {
+  const gone = new AbortController()
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort()
+  })
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(name, value)
+    else if (Array.isArray(value)) { for (const each of value) headers.append(name, each) }
+  }
+  const request = new Request(`http://mcp.invalid${req.url ?? "/"}`, { method: "POST", headers, signal: gone.signal })
+  const response = await handler.fetch(request, { parsedBody: message })
+  if (res.destroyed) {
+    await response.body?.cancel().catch(() => undefined)
+    return
+  }
+  const out: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    out[name] = value
+  })
+  res.writeHead(response.status, out)
+  if (response.body === null) return void res.end()
+  const reader = response.body.getReader()
+  const stop = () => void reader.cancel().catch(() => undefined)
+  res.once("close", stop)
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      res.write(value)
+      // a client that reads nothing of its stream loses it, as a 2025 session's would (`maxBufferedBytes`)
+      if (res.writableLength > maxBufferedBytes) {
+        res.destroy()
+        break
+      }
+    }
+  } catch {
+    // the stream was cancelled: its client is gone
+  } finally {
+    res.off("close", stop)
+    if (!res.destroyed) res.end()
   }
 }
 
@@ -628,22 +790,35 @@ export const http = <T extends Tool.Any>(
 
     const sessions = new Sessions(settings.maxSessions, settings.idleMillis, (connection) => void close(connection))
 
+    // 2026 clients: a server per request, from the SDK's own entry (see `serveModern`)
+    const modern = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const handler = createMcpHandler(() => makeServer(core, { sessions: false }), {
+          legacy: "reject",
+          maxRequestBodySize: maxMessageBytes,
+          onerror: (error) => core.transportError(error.message)
+        })
+        const notify = () => handler.notify.toolsChanged()
+        core.onListChanged.add(notify)
+        return { handler, notify }
+      }),
+      ({ handler, notify }) =>
+        Effect.promise(() => {
+          core.onListChanged.delete(notify)
+          return handler.close().catch(() => undefined)
+        })
+    ).pipe(Effect.map(({ handler }) => handler))
+
     /** A connection; a session's tells the table when it goes idle and back in use. */
-    const connection = (transport: StreamableHTTPServerTransport): Connection => {
+    const connection = (): Connection => {
       const made: Connection = new Connection(
-        transport,
         settings.maxBufferedBytes,
         stateless ? () => undefined : (idle) => sessions.activity(made, idle)
       )
       return made
     }
 
-    const serve = async (
-      connection: Connection,
-      req: Http.IncomingMessage,
-      res: Http.ServerResponse,
-      message: JSONRPCMessage
-    ) => {
+    const serve = async (connection: Connection, res: Http.ServerResponse, message: JSONRPCMessage) => {
       open.add(connection)
       connection.server = await connectServer(core, connection.delivery, {
         sessions: !stateless,
@@ -654,8 +829,7 @@ export const http = <T extends Tool.Any>(
       })
       // closed while connecting (the client went away, or the whole server is stopping)
       if (connection.closed) return close(connection)
-      connection.delivery.openPost(res, message)
-      await connection.transport.handleRequest(req, res, message)
+      connection.delivery.post(res, message)
     }
 
     /** A request in a session, the session marked in use while it is handled. */
@@ -663,21 +837,30 @@ export const http = <T extends Tool.Any>(
       const delivery = connection.delivery
       delivery.begin()
       try {
+        if (req.method === "GET" && !(req.headers.accept ?? "").includes("text/event-stream")) {
+          return sendJsonError(res, 406, -32000, "Not Acceptable: Client must accept text/event-stream")
+        }
+        const version = unsupportedVersion(req)
+        if (version !== undefined) return sendJsonError(res, 400, -32000, version)
         if (req.method === "POST") {
           const message = await readMessage(req, res, maxMessageBytes)
-          if (message === undefined || connection.closed) {
-            return connection.closed ? sendJsonError(res, 404, -32001, "Session not found") : undefined
+          if (message === undefined) return
+          if (connection.closed) return sendJsonError(res, 404, -32001, "Session not found")
+          if (isInitialize(message)) {
+            return sendJsonError(res, 400, -32600, "Invalid Request: Server already initialized", undefined, message.id)
           }
-          delivery.openPost(res, message)
-          return await connection.transport.handleRequest(req, res, message)
+          return delivery.post(res, message)
         }
         if (req.method === "GET") {
           if (delivery.hasStandalone) {
             return sendJsonError(res, 409, -32000, "Conflict: Only one SSE stream is allowed per session")
           }
-          delivery.openStandalone(res)
+          return delivery.openStandalone(res)
         }
-        return await connection.transport.handleRequest(req, res)
+        // DELETE: the session ends, and its calls are interrupted
+        await close(connection)
+        res.writeHead(200)
+        res.end()
       } finally {
         delivery.end()
       }
@@ -693,15 +876,7 @@ export const http = <T extends Tool.Any>(
       if (!methods.split(", ").includes(req.method ?? "")) {
         return sendJsonError(res, 405, -32000, "Method not allowed.", { allow: methods })
       }
-      if (stateless) {
-        const message = await readMessage(req, res, maxMessageBytes)
-        if (message === undefined) return
-        // a transport and a server per request; the request ending (answered or dropped) ends its calls
-        const request = connection(new StreamableHTTPServerTransport({ maxRequestBodySize: maxMessageBytes }))
-        res.on("close", () => void close(request))
-        return serve(request, req, res, message)
-      }
-      const sessionId = req.headers["mcp-session-id"]
+      const sessionId = stateless ? undefined : req.headers["mcp-session-id"]
       if (typeof sessionId === "string") {
         const existing = sessions.use(sessionId)
         if (existing === undefined) return sendJsonError(res, 404, -32001, "Session not found")
@@ -712,15 +887,16 @@ export const http = <T extends Tool.Any>(
       }
       const message = await readMessage(req, res, maxMessageBytes)
       if (message === undefined) return
+      if (isModern(req, message)) return serveModern(modern, req, res, message, settings.maxBufferedBytes)
+      if (stateless) {
+        // a server per request; the request ending (answered or dropped) ends its calls
+        const request = connection()
+        res.on("close", () => void close(request))
+        return serve(request, res, message)
+      }
       if (!isInitialize(message)) return sendJsonError(res, 400, -32000, "Bad Request: Server not initialized")
       // a new session
-      const session: Connection = connection(
-        new StreamableHTTPServerTransport({
-          sessionIdGenerator: randomUUID,
-          maxRequestBodySize: maxMessageBytes,
-          onsessioninitialized: (id) => sessions.added(id, session)
-        })
-      )
+      const session = connection()
       if (!sessions.reserve(session)) {
         return sendJsonError(
           res,
@@ -732,12 +908,14 @@ export const http = <T extends Tool.Any>(
       }
       session.delivery.begin()
       try {
-        await serve(session, req, res, message)
+        const id = randomUUID()
+        session.delivery.sessionId = id
+        await serve(session, res, message)
+        if (!session.closed) sessions.added(id, session)
       } finally {
         sessions.release(session)
         session.delivery.end()
       }
-      if (session.transport.sessionId === undefined) await close(session)
     }
 
     const server = Http.createServer((req, res) => {

@@ -15,7 +15,7 @@
  *
  * @internal
  */
-import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js"
+import type { LoggingLevel } from "@modelcontextprotocol/server"
 import * as LogLevel from "effect/LogLevel"
 
 export type McpLevel = LoggingLevel

@@ -1,38 +1,40 @@
 /**
- * What the MCP client takes from the MCP SDK, in one place: the SDK's `Client`, the Streamable HTTP transport, the
- * message schemas it registers handlers with, and the rules for reading the SDK's errors. The rest of the client
- * (`mcpClient.ts`) names none of the SDK's modules, so moving to the SDK's v2 packages
- * (`@modelcontextprotocol/client`) changes this file and the few types the public module re-exports.
+ * What the MCP client takes from the MCP SDK (`@modelcontextprotocol/client`, the SDK's v2 line), in one place: the
+ * SDK's `Client`, the Streamable HTTP transport, the message check, and the rules for reading the SDK's errors. The
+ * rest of the client (`mcpClient.ts`) names none of the SDK's modules.
  *
  * @internal
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { parseJSONRPCMessage, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
+import type { JSONRPCMessage } from "@modelcontextprotocol/client"
 import { reasonOf } from "./reason.js"
 
-export { Client } from "@modelcontextprotocol/sdk/client/index.js"
-export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-export { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
-export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-export type { ClientCapabilities, JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js"
-export {
-  ElicitRequestSchema,
-  JSONRPCMessageSchema,
-  LoggingMessageNotificationSchema,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
+export { Client, serializeMessage, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+export type { ClientCapabilities, JSONRPCMessage, Tool, Transport } from "@modelcontextprotocol/client"
 
-/** The JSON-RPC error code of an error the SDK gives for a request, if it is one (a server's answer, a timeout). */
-export const errorCode = (error: unknown): number | undefined => error instanceof McpError ? error.code : undefined
+/** A parsed JSON value as a JSON-RPC message, or undefined when it is not one (the SDK's own schema decides). */
+export const asMessage = (json: unknown): JSONRPCMessage | undefined => {
+  try {
+    return parseJSONRPCMessage(json)
+  } catch {
+    return undefined
+  }
+}
 
-/** The `data` of a JSON-RPC error the SDK gives for a request. */
-export const errorData = (error: unknown): unknown => error instanceof McpError ? error.data : undefined
+/** The JSON-RPC error code of an error the SDK gives for a request, if it is one (a server's answer). */
+export const errorCode = (error: unknown): number | undefined => error instanceof ProtocolError ? error.code : undefined
+
+/** The `data` of an error the SDK gives for a request: a server's error data, or the SDK's own (a timeout's). */
+export const errorData = (error: unknown): unknown =>
+  error instanceof ProtocolError || error instanceof SdkError ? error.data : undefined
 
 /** Whether the SDK gave up waiting for the answer (its own timeout, or the total cap). */
-export const isTimeout = (error: unknown): boolean => errorCode(error) === ErrorCode.RequestTimeout
+export const isTimeout = (error: unknown): boolean =>
+  error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
 
-/** The SDK's message of a JSON-RPC error, as it reads: `MCP error -32602: <the server's message>`. */
+/** The message of a JSON-RPC error the server answered a request with, as the SDK gives it. */
 export const errorMessage = (error: unknown): string | undefined =>
-  error instanceof McpError ? error.message : undefined
+  error instanceof ProtocolError ? error.message : undefined
 
 /** One problem as the SDK's schema library (zod) reports it. */
 interface Issue {
@@ -61,14 +63,29 @@ const describeIssue = (issue: Issue, prefix: ReadonlyArray<PropertyKey>): string
 }
 
 /**
+ * The problems zod found in a result, as the SDK reports them: its `SdkError` of code `InvalidResult` says
+ * `Invalid result for <method>: ` followed by zod's issues as JSON.
+ */
+const issuesOf = (error: unknown): ReadonlyArray<unknown> | undefined => {
+  if (!(error instanceof SdkError) || error.code !== SdkErrorCode.InvalidResult) return undefined
+  const json = /^Invalid result for [^:]+: (\[[\s\S]*\])$/.exec(error.message)?.[1]
+  if (json === undefined) return undefined
+  try {
+    const issues: unknown = JSON.parse(json)
+    return Array.isArray(issues) ? issues : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * What is wrong with a result the server did send, when the SDK refused it for not following MCP's schema (a
  * text part whose `text` is a number): the first problem in one line (`content[0].text: expected string,
  * received number`), with the count of the others; `undefined` for any other error.
  */
 export const malformedResult = (error: unknown): string | undefined => {
-  if (!(error instanceof Error)) return undefined
-  const issues = (error as { readonly issues?: unknown }).issues
-  if (!Array.isArray(issues) || issues.length === 0) return undefined
+  const issues = issuesOf(error)
+  if (issues === undefined || issues.length === 0) return undefined
   const first = reasonOf(describeIssue(issues[0] as Issue, []))
   return issues.length === 1
     ? first
