@@ -307,8 +307,8 @@ export const DEFAULT_PATH: string = InternalHttp.DEFAULT_PATH
 export const DEFAULT_MAX_MESSAGE_BYTES: number = Internal.DEFAULT_MAX_MESSAGE_BYTES
 
 /**
- * The most sessions {@link http} keeps by default: an idle session holds about 13 kB, so a full table holds about
- * 13 MB, whatever clients do.
+ * The most sessions {@link http} keeps by default: an idle session holds about 8 kB, so a full table holds about
+ * 8 MB, whatever clients do.
  *
  * @example
  * ```ts

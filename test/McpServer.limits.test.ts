@@ -243,7 +243,7 @@ describe("McpServer.http, bounded", () => {
           const before = yield* server.heap
           for (let i = 0; i < 600; i++) yield* rawSession(server.url)
           const growth = (yield* server.heap) - before
-          // about 13 kB for each of the 50 sessions kept (36 kB each, 21 MB in all, before the cap)
+          // about 8 kB for each of the 50 sessions kept (36 kB each, 21 MB in all, before the cap)
           expect(growth).toBeLessThan(6 * MB)
         }),
       { timeout: 60_000 }
