@@ -44,7 +44,7 @@ import type { Progress } from "./context.js"
 import * as Elicit from "./elicitation.js"
 import * as Lines from "./lines.js"
 import type { CallToolResult } from "./mcp.js"
-import { fromCallToolResult } from "./mcp.js"
+import { fromCallToolResult, withoutErrorPrefix } from "./mcp.js"
 import * as Logging from "./mcpLogging.js"
 import * as Sdk from "./mcpSdk.js"
 import * as Peer from "./peer.js"
@@ -641,7 +641,7 @@ const callError = (session: Session, tool: string, error: unknown): ToolError =>
   // the server's own answer to the call (an unknown tool, arguments it refused): its words, for the model
   const answered = Sdk.errorMessage(error)
   if (answered !== undefined) {
-    return failure(tool, new McpClientError({ reason: "Request", message: answered, cause: error }))
+    return failure(tool, new McpClientError({ reason: "Request", message: withoutErrorPrefix(answered), cause: error }))
   }
   return failure(tool, requestError(session, "tools/call", "the call", error))
 }
