@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from "@modelc
 import type { Scope } from "effect"
 import { Effect, Either } from "effect"
 import * as Executor from "../src/Executor.js"
+import { defaultsOptional } from "../src/internal/mcpClient.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as Tool from "../src/Tool.js"
 import type * as Toolkit from "../src/Toolkit.js"
@@ -87,6 +88,58 @@ describe("McpClient, what the interop sweep found", () => {
         const outcome = yield* run(yield* client.toolkit, "crash")
         expect(Either.isLeft(outcome)).toBe(true)
         expect(modelText(outcome)).toBe("Error: the index is corrupt")
+      }))
+  })
+
+  describe("a property with a default listed as required (zod 4, as @playwright/mcp serves it)", () => {
+    /** What zod 4's `z.toJSONSchema` gives for `{ url: z.string(), wait: z.number().default(30), viewport: ... }`. */
+    const navigate: McpTool = {
+      name: "navigate",
+      inputSchema: {
+        type: "object",
+        properties: {
+          url: { type: "string" },
+          wait: { type: "number", default: 30 },
+          viewport: {
+            type: "object",
+            properties: { width: { type: "integer", default: 1280 }, height: { type: "integer" } },
+            required: ["width", "height"]
+          }
+        },
+        required: ["url", "wait"]
+      }
+    }
+
+    it.scopedLive("is optional when the arguments are checked here; the server fills it in", () =>
+      Effect.gen(function*() {
+        const received: Array<Record<string, unknown>> = []
+        const peer = yield* sdk1Peer({
+          tools: [navigate],
+          handlers: {
+            navigate: async (args) => {
+              received.push(args)
+              return { content: [{ type: "text", text: "navigated" }] }
+            }
+          }
+        })
+        const client = yield* McpClient.connect(peer.transport)
+        const kit = yield* client.toolkit
+        expect(modelText(yield* run(kit, "navigate", { url: "https://example.com" }))).toBe("navigated")
+        expect(modelText(yield* run(kit, "navigate", { url: "https://a.example", viewport: { height: 800 } })))
+          .toBe("navigated")
+        expect(received).toEqual([{ url: "https://example.com" }, {
+          url: "https://a.example",
+          viewport: { height: 800 }
+        }])
+        // the server's schema is not changed, and one without defaults is the same object
+        expect(navigate.inputSchema.required).toEqual(["url", "wait"])
+        const plain = { type: "object", properties: { a: { type: "string" } }, required: ["a"] }
+        expect(defaultsOptional(plain)).toBe(plain)
+        // a required property without a default is still required, at any depth
+        expect(modelText(yield* run(kit, "navigate", { viewport: { width: 1 } }))).toBe(
+          "Error: invalid arguments: url: missing required property, expected a string\n" +
+            "viewport.height: missing required property, expected an integer"
+        )
       }))
   })
 })

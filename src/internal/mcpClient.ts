@@ -587,6 +587,57 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
     return { tools, toolkit: Toolkit.make(...tools) }
   })
 
+/** The keywords of a JSON Schema whose value is a schema, a list of schemas, or a map of names to schemas. */
+const ONE_SCHEMA = ["additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames"]
+const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems", "items"]
+const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]
+
+/** How deep {@link defaultsOptional} rewrites; a deeper schema is left as the server sent it below that. */
+const MAX_SCHEMA_DEPTH = 64
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A remote schema with every property that has a `default` taken out of `required`, at any depth; the same object
+ * when there is none. zod 4 lists such properties as required (its input type would not), and the server fills the
+ * default in for a call that leaves one out: checked as the server sent it, a call it would accept was refused
+ * here. Copy-on-write: the server's objects are never changed.
+ */
+export const defaultsOptional = (schema: unknown, depth = 0): unknown => {
+  if (!isRecord(schema) || depth >= MAX_SCHEMA_DEPTH) return schema
+  let out: Record<string, unknown> | undefined
+  const set = (key: string, value: unknown) => {
+    if (value === schema[key]) return
+    out ??= { ...schema }
+    out[key] = value
+  }
+  const properties = schema.properties
+  if (isRecord(properties) && Array.isArray(schema.required)) {
+    const required = schema.required.filter((name) =>
+      !(typeof name === "string" && isRecord(properties[name]) && "default" in properties[name])
+    )
+    if (required.length !== schema.required.length) set("required", required)
+  }
+  for (const key of ONE_SCHEMA) set(key, defaultsOptional(schema[key], depth + 1))
+  for (const key of SCHEMA_LISTS) {
+    const list = schema[key]
+    if (!Array.isArray(list)) continue
+    const mapped = list.map((each) => defaultsOptional(each, depth + 1))
+    if (mapped.some((each, i) => each !== list[i])) set(key, mapped)
+  }
+  for (const key of SCHEMA_MAPS) {
+    const map = schema[key]
+    if (!isRecord(map)) continue
+    let mapped: Record<string, unknown> | undefined
+    for (const [name, each] of Object.entries(map)) {
+      const rewritten = defaultsOptional(each, depth + 1)
+      if (rewritten !== each) (mapped ??= { ...map })[name] = rewritten
+    }
+    if (mapped !== undefined) set(key, mapped)
+  }
+  return out ?? schema
+}
+
 const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dynamic => {
   const annotations = annotationsOf(remote)
   const title = remote.title ?? remote.annotations?.title
@@ -598,7 +649,8 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dyna
     description: remote.description ?? title ?? "",
     title,
     annotations,
-    parameters: remote.inputSchema as Tool.JsonSchema,
+    // a property with a default is optional, whatever `required` says (see defaultsOptional)
+    parameters: defaultsOptional(remote.inputSchema) as Tool.JsonSchema,
     outputSchema: remote.outputSchema as Tool.JsonSchema | undefined,
     resource,
     sequential,
