@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from "@modelc
 import type { Scope } from "effect"
 import { Effect, Either } from "effect"
 import * as Executor from "../src/Executor.js"
+import { cachedValidators } from "../src/internal/ajv.js"
 import { defaultsOptional } from "../src/internal/mcpClient.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as Tool from "../src/Tool.js"
@@ -140,6 +141,30 @@ describe("McpClient, what the interop sweep found", () => {
           "Error: invalid arguments: url: missing required property, expected a string\n" +
             "viewport.height: missing required property, expected an integer"
         )
+      }))
+  })
+
+  describe("schemas compiled on first use", () => {
+    it.scopedLive("a listing compiles no schema; a tool's first call compiles its own, and a refresh none again", () =>
+      Effect.gen(function*() {
+        // schemas no other test has: the shared cache of compiled validators counts only these
+        const unique = Math.random().toString(36).slice(2)
+        const tools: Array<McpTool> = Array.from({ length: 28 }, (_, i) => ({
+          name: `tool_${i}`,
+          inputSchema: objectSchema({ [`${unique}_${i}`]: { type: "string" }, n: { type: "integer" } })
+        }))
+        const peer = yield* sdk1Peer({
+          tools,
+          handlers: { tool_3: async () => ({ content: [{ type: "text", text: "ran" }] }) }
+        })
+        const before = cachedValidators()
+        const client = yield* McpClient.connect(peer.transport)
+        expect(cachedValidators()).toBe(before)
+        expect(modelText(yield* run(yield* client.toolkit, "tool_3", { n: 1 }))).toBe("ran")
+        expect(cachedValidators()).toBe(before + 1)
+        const kit = yield* client.refresh
+        expect(modelText(yield* run(kit, "tool_3", { n: 2 }))).toBe("ran")
+        expect(cachedValidators()).toBe(before + 1)
       }))
   })
 })
