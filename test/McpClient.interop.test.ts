@@ -4,12 +4,14 @@
  * a transport handed to `McpClient.connect` that is not ours, a zod 4 schema as @playwright/mcp serves it.
  */
 import { describe, expect, it } from "@effect/vitest"
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { Scope } from "effect"
-import { Effect, Either } from "effect"
+import { Chunk, Effect, Either, Stream } from "effect"
+import { fileURLToPath } from "node:url"
 import * as Executor from "../src/Executor.js"
 import { cachedValidators } from "../src/internal/ajv.js"
 import { defaultsOptional } from "../src/internal/mcpClient.js"
@@ -47,6 +49,61 @@ const sdk1Peer = (options: {
     }),
     ({ server }) => Effect.promise(() => server.close())
   )
+
+/**
+ * A transport of someone else's (SSE, WebSocket, a custom one) as the sweep met it: a server's messages arrive in
+ * bursts, several in one turn of the event loop. This one plays a server whose one tool reports three steps of
+ * progress and answers, all four messages in one burst.
+ */
+class BurstTransport implements Transport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined
+
+  start(): Promise<void> {
+    return Promise.resolve()
+  }
+
+  close(): Promise<void> {
+    this.onclose?.()
+    return Promise.resolve()
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (!("method" in message) || !("id" in message)) return Promise.resolve()
+    const { id, method, params } = message
+    const answer = (result: Record<string, unknown>) => ({ jsonrpc: "2.0" as const, id, result })
+    const burst: Array<JSONRPCMessage> = []
+    if (method === "initialize") {
+      burst.push(answer({
+        protocolVersion: (params as { protocolVersion: string }).protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: "burst", version: "1.0.0" }
+      }))
+    } else if (method === "tools/list") {
+      burst.push(answer({ tools: [{ name: "steps", inputSchema: { type: "object", properties: {} } }] }))
+    } else if (method === "tools/call") {
+      const progressToken = (params as { _meta: { progressToken: string | number } })._meta.progressToken
+      for (let i = 1; i <= 3; i++) {
+        burst.push({
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken, progress: i, total: 3 }
+        })
+      }
+      burst.push(answer({ content: [{ type: "text", text: "done" }] }))
+    } else {
+      burst.push({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } })
+    }
+    // the whole burst in one turn, after the send returns, as a socket's chunk is handed over
+    setImmediate(() => {
+      for (const each of burst) this.onmessage?.(each)
+    })
+    return Promise.resolve()
+  }
+}
+
+const faultServer = fileURLToPath(new URL("./fixtures/mcp-fault-server.mjs", import.meta.url))
 
 const objectSchema = (properties: Record<string, object> = {}, required: ReadonlyArray<string> = []) => ({
   type: "object" as const,
@@ -165,6 +222,43 @@ describe("McpClient, what the interop sweep found", () => {
         const kit = yield* client.refresh
         expect(modelText(yield* run(kit, "tool_3", { n: 2 }))).toBe("ran")
         expect(cachedValidators()).toBe(before + 1)
+      }))
+  })
+
+  describe("progress over a transport handed to connect", () => {
+    it.scopedLive("every progress notification arrives before the result, however the messages are batched", () =>
+      Effect.gen(function*() {
+        const client = yield* McpClient.connect(new BurstTransport())
+        const kit = yield* client.toolkit
+        for (let round = 0; round < 3; round++) {
+          const events = yield* Stream.runCollect(
+            Executor.stream(kit, [{ id: `${round}`, name: "steps", arguments: {} }])
+          )
+          expect(Chunk.toArray(events).map((e) => e._tag === "Progress" ? e.progress.progress : e._tag)).toEqual([
+            "Started",
+            1,
+            2,
+            3,
+            "Finished"
+          ])
+        }
+      }))
+
+    it.scopedLive("and over our own stdio, where the server wrote them in one chunk", () =>
+      Effect.gen(function*() {
+        const client = yield* McpClient.connect(
+          McpClient.stdio({ command: process.execPath, args: [faultServer, "serve"], killGrace: "300 millis" })
+        )
+        const events = yield* Stream.runCollect(
+          Executor.stream(yield* client.toolkit, [{ id: "1", name: "steps", arguments: {} }])
+        )
+        expect(Chunk.toArray(events).map((e) => e._tag === "Progress" ? e.progress.progress : e._tag)).toEqual([
+          "Started",
+          1,
+          2,
+          3,
+          "Finished"
+        ])
       }))
   })
 })

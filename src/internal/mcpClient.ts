@@ -31,7 +31,6 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Path from "node:path"
-import { setImmediate } from "node:timers"
 import * as Elicitation from "../Elicitation.js"
 import type * as McpClient from "../McpClient.js"
 import * as Tool from "../Tool.js"
@@ -158,8 +157,6 @@ export class ChildTransport implements Sdk.Transport {
   private started = false
   private closed = false
   private readonly backlog: Array<Sdk.JSONRPCMessage> = []
-  private readonly inbox: Array<Sdk.JSONRPCMessage> = []
-  private draining = false
   /** Ids of our requests not yet answered: an oversize line is matched against them. */
   private readonly pending = new Set<string | number>()
 
@@ -204,27 +201,11 @@ export class ChildTransport implements Sdk.Transport {
     return Promise.resolve()
   }
 
-  /**
-   * Hands messages to the SDK one per macrotask, in order. The SDK handles a notification a microtask after it
-   * arrives but a response at once, and forgets a request's progress handler with its response: a progress
-   * notification and the result read from one chunk would lose the progress. One message per turn of the event
-   * loop lets each message's handlers finish before the next one is seen.
-   */
+  /** Hands a message to the SDK, or keeps it until `start` (the order {@link deliverResponsesLast} needs is set there). */
   private deliver(message: Sdk.JSONRPCMessage): void {
     if (this.closed) return
     if (!this.started) return void this.backlog.push(message)
-    this.inbox.push(message)
-    if (this.draining) return
-    this.draining = true
-    setImmediate(() => this.drain())
-  }
-
-  private drain(): void {
-    const message = this.inbox.shift()
-    if (message !== undefined && !this.closed) this.onmessage?.(message)
-    if (this.inbox.length > 0 && !this.closed) return void setImmediate(() => this.drain())
-    this.inbox.length = 0
-    this.draining = false
+    this.onmessage?.(message)
   }
 
   private receive(line: string): void {
@@ -265,6 +246,41 @@ export class ChildTransport implements Sdk.Transport {
       "TooLarge"
     )
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the order the SDK sees messages in
+// ---------------------------------------------------------------------------------------------------------------
+
+type OnMessage = NonNullable<Sdk.Transport["onmessage"]>
+
+const isResponse = (message: Sdk.JSONRPCMessage): boolean => !("method" in message) && "id" in message
+
+/**
+ * Makes any transport hand the SDK each response one microtask after it arrives. The SDK runs a notification's
+ * handler a microtask after the notification arrives, but a response's at once, and forgets a request's progress
+ * handler with its response: a server's last progress notification and its result in one burst (one chunk of a
+ * pipe or a socket, several SSE events) lost the progress, every time, whatever the transport. Deferred by one
+ * microtask (microtasks run in order), a response is handled after every notification that came before it, at no
+ * cost a caller can see: no macrotask, no copy.
+ *
+ * The transport keeps its identity (the SDK tells its own transports apart by class): its `onmessage` becomes an
+ * accessor, and whatever handler the SDK installs is wrapped as it is installed.
+ */
+export const deliverResponsesLast = (transport: Sdk.Transport): void => {
+  const wrap = (handler: OnMessage): OnMessage => (message, extra) => {
+    if (isResponse(message)) queueMicrotask(() => handler(message, extra))
+    else handler(message, extra)
+  }
+  let wrapped: OnMessage | undefined = transport.onmessage === undefined ? undefined : wrap(transport.onmessage)
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    enumerable: true,
+    get: () => wrapped,
+    set: (handler: OnMessage | undefined) => {
+      wrapped = handler === undefined ? undefined : wrap(handler)
+    }
+  })
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1018,6 +1034,8 @@ export const connect = (
     } else {
       sdkTransport = transport
     }
+
+    deliverResponsesLast(sdkTransport)
 
     // errors the SDK reports out of band (a response to a cancelled request, a stream that dropped) are not the
     // outcome of any call; the ones that are reach their call through its promise
