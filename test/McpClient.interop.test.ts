@@ -9,6 +9,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { McpServer as SdkMcpServer } from "@modelcontextprotocol/server"
 import type { Scope } from "effect"
 import { Chunk, Effect, Either, Stream } from "effect"
 import { fileURLToPath } from "node:url"
@@ -19,6 +20,7 @@ import * as McpClient from "../src/McpClient.js"
 import type * as Tool from "../src/Tool.js"
 import type * as Toolkit from "../src/Toolkit.js"
 import { modelText } from "./helpers.js"
+import { sessionServer } from "./mcpPeers.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // peers
@@ -259,6 +261,28 @@ describe("McpClient, what the interop sweep found", () => {
           3,
           "Finished"
         ])
+      }))
+  })
+
+  describe("closing an HTTP client", () => {
+    it.scopedLive("DELETEs its session, so the server can let it go", () =>
+      Effect.gen(function*() {
+        const server = yield* sessionServer(() => {
+          const mcp = new SdkMcpServer({ name: "sessions", version: "1.0.0" })
+          mcp.registerTool("ping", { description: "Ping" }, () => ({ content: [{ type: "text", text: "pong" }] }))
+          return mcp
+        })
+        yield* Effect.scoped(Effect.gen(function*() {
+          const client = yield* McpClient.connect(McpClient.http(server.url))
+          expect(modelText(yield* run(yield* client.toolkit, "ping"))).toBe("pong")
+        }))
+        const session = server.requests.find((r) => r.headers["mcp-session-id"] !== undefined)
+          ?.headers["mcp-session-id"]
+        expect(session).toBeDefined()
+        expect(server.requests.filter((r) => r.method === "DELETE").map((r) => r.headers["mcp-session-id"])).toEqual([
+          session
+        ])
+        expect(server.closed).toEqual([session])
       }))
   })
 })

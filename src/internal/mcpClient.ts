@@ -913,6 +913,33 @@ const answerElicitation = async (
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// ending
+// ---------------------------------------------------------------------------------------------------------------
+
+/** How long closing waits for the server to answer the `DELETE` that ends an HTTP session. */
+const END_SESSION_MILLIS = 2_000
+
+/**
+ * Ends an HTTP session the way MCP asks a client that is done with one: a `DELETE` with its session id, so the
+ * server frees it now rather than when it expires (servers in the wild kept every session a client left). Any
+ * transport that can (the SDK's Streamable HTTP, ours or one handed to `connect`), and only when there is a session
+ * (2026-07-28 has none); bounded, and whatever the answer (`405` included), closing goes on.
+ */
+const endSession = (transport: Sdk.Transport): Promise<void> => {
+  const terminable = transport as { readonly sessionId?: unknown; readonly terminateSession?: unknown }
+  if (typeof terminable.terminateSession !== "function" || terminable.sessionId === undefined) {
+    return Promise.resolve()
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    (terminable.terminateSession as () => Promise<void>).call(transport).catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, END_SESSION_MILLIS)
+    })
+  ]).finally(() => clearTimeout(timer))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // connecting
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -1076,13 +1103,19 @@ export const connect = (
     // closing the scope: calls in flight end now (they fail, saying so) rather than holding the close
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
+        const connected = session.dead === undefined
         markDead(
           session,
           new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
         )
-        return Effect.promise(() =>
-          client.close().catch(() => undefined)
-        )
+        return Effect.promise(async () => {
+          if (connected) {
+            await endSession(sdkTransport)
+          }
+          await client.close().catch(() =>
+            undefined
+          )
+        })
       })
     )
 
