@@ -182,9 +182,10 @@ export type Transport = StdioTransport | HttpTransport | SdkTransport
  * - `maxTotalTimeout`: the cap on a call however much progress it reports (default {@link DEFAULT_MAX_TOTAL_TIMEOUT}).
  * - `connectTimeout`: the cap on the `initialize` exchange, and on the whole first listing: every page, and the
  *   tools built from it (default {@link DEFAULT_CONNECT_TIMEOUT}). A later listing has `timeout` for all of it.
- * - `notificationGrace`: how long a call that changed nothing visible waits for a late `tools/list_changed` before
- *   it returns (default {@link DEFAULT_NOTIFICATION_GRACE}; `0` disables the wait). Skipped for tools the server
- *   marks read-only and for servers that do not advertise `tools.listChanged`.
+ * - `notificationGrace`: how long a call that saw no `tools/list_changed` waits for a late one before it returns
+ *   (default {@link DEFAULT_NOTIFICATION_GRACE}; `0` disables the wait). Paid only with a server that has been seen
+ *   to send its notification after the result of the call that made the change; never for tools the server marks
+ *   read-only, nor for servers that do not advertise `tools.listChanged`.
  * - `maxResultBytes`: the largest result a call may bring back; a larger one is a `ToolFailure` saying so, never
  *   an out-of-memory (default {@link DEFAULT_MAX_RESULT_BYTES}). Over stdio a longer line is dropped as it arrives.
  * - `maxTools`: the most tools a listing may give (default {@link DEFAULT_MAX_TOOLS}); a server that lists more (or
@@ -432,8 +433,8 @@ export const http = (
  * complete `initialize` and the first listing.
  *
  * A call that saw `tools/list_changed` while it ran returns only once the refreshed list is in place, so the loop's
- * next turn offers the new tools; a call that saw none waits up to `notificationGrace` for one (see
- * {@link Options}).
+ * next turn offers the new tools; with a server seen to announce its changes late, a call that saw none waits up to
+ * `notificationGrace` for one (see {@link Options}).
  *
  * @example
  * ```ts

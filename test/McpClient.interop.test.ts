@@ -285,4 +285,39 @@ describe("McpClient, what the interop sweep found", () => {
         expect(server.closed).toEqual([session])
       }))
   })
+
+  describe("the notification grace", () => {
+    it.scopedLive("a server that advertises tools.listChanged but never sends it late costs a call nothing", () =>
+      Effect.gen(function*() {
+        const peer = yield* sdk1Peer({
+          listChanged: true,
+          tools: [{ name: "write", inputSchema: objectSchema() }],
+          handlers: { write: async () => ({ content: [{ type: "text", text: "written" }] }) }
+        })
+        const client = yield* McpClient.connect(peer.transport, { notificationGrace: "2 seconds" })
+        const kit = yield* client.toolkit
+        const started = Date.now()
+        for (let i = 0; i < 3; i++) expect(modelText(yield* run(kit, "write"))).toBe("written")
+        expect(Date.now() - started).toBeLessThan(1_000)
+      }))
+
+    it.scopedLive("a tool that adds a tool and says so before its result returns with the new list in place", () =>
+      Effect.gen(function*() {
+        const tools: Array<McpTool> = [{ name: "unlock", inputSchema: objectSchema() }]
+        const peer = yield* sdk1Peer({
+          listChanged: true,
+          tools,
+          handlers: {
+            unlock: async () => {
+              tools.push({ name: "secret", inputSchema: objectSchema() })
+              await peer.server.sendToolListChanged()
+              return { content: [{ type: "text", text: "unlocked" }] }
+            }
+          }
+        })
+        const client = yield* McpClient.connect(peer.transport)
+        expect(modelText(yield* run(yield* client.toolkit, "unlock"))).toBe("unlocked")
+        expect((yield* client.toolkit).tools.map((tool) => tool.name)).toEqual(["unlock", "secret"])
+      }))
+  })
 })

@@ -88,6 +88,12 @@ export const RESULT_TOO_LARGE_CODE = -32077
 /** Room for the JSON-RPC envelope around a result, on top of `maxResultBytes`, when capping a stdio line. */
 const ENVELOPE_BYTES = 64 * 1024
 
+/**
+ * How soon after the end of a call that saw no `tools/list_changed` a notification marks the server as one that
+ * announces its changes late (see `afterCall`).
+ */
+const LATE_NOTIFICATION_MILLIS = 1_000
+
 /** The most pages a listing follows (a server whose cursors never end must not hang a refresh). */
 const MAX_PAGES = 1_000
 
@@ -333,6 +339,13 @@ interface Session {
   landed: number
   /** Whether the server advertised `tools.listChanged`. */
   listChanged: boolean
+  /**
+   * Whether the server has been seen to send `tools/list_changed` after the result of the call that changed its
+   * list ({@link LATE_NOTIFICATION_MILLIS}): only then do calls pay the grace.
+   */
+  lateNotifier: boolean
+  /** When the last call that could have changed the list ended without having seen a notification. */
+  quietEnd: number
   snapshot: Snapshot
   readonly lock: Effect.Semaphore
 }
@@ -766,10 +779,13 @@ const callTool = (
   })
 
 /**
- * The grace rule. A call that saw `tools/list_changed` returns once a listing that started after it has ended. A
- * call that saw none waits up to the grace for one (a server may send it on a timer after the change), then the
- * same; not for read-only tools, nor for servers that never announce changes. The wait also ends if the session
- * dies.
+ * The grace rule. A call that saw `tools/list_changed` returns once a listing that started after it has ended, so
+ * the next turn offers the new tools. A call that saw none returns at once, unless the server has been seen to send
+ * its notification after the result of the call that made the change (on a timer, as the Go SDK does, or on
+ * another stream, as Streamable HTTP carries it): then it waits up to the grace for one, and for its listing. Never
+ * for tools the server marks read-only, nor for servers that do not announce changes; the wait also ends if the
+ * session dies. A server that sends its notification before its result (what the SDKs do on the request's own
+ * stream) never costs a wait; a late one costs it from its first late notification on.
  */
 const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effect<void> => {
   const landed = Effect.suspend(() => {
@@ -778,10 +794,18 @@ const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effec
   })
   if (session.notified > seen) return landed
   if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return Effect.void
+  if (!session.lateNotifier) {
+    session.quietEnd = Date.now()
+    return Effect.void
+  }
   return Peer.race(
     waitUntil(session, () => session.notified > seen || session.dead !== undefined),
     Process.realSleep(session.settings.graceMillis)
-  ).pipe(Effect.zipRight(Effect.suspend(() => (session.notified > seen ? landed : Effect.void))))
+  ).pipe(Effect.zipRight(Effect.suspend(() => {
+    if (session.notified > seen) return landed
+    session.quietEnd = Date.now()
+    return Effect.void
+  })))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1015,6 +1039,8 @@ export const connect = (
       requested: 0,
       landed: 0,
       listChanged: false,
+      lateNotifier: false,
+      quietEnd: Number.NEGATIVE_INFINITY,
       snapshot: { tools: [], toolkit: Toolkit.make() },
       lock: yield* Effect.makeSemaphore(1)
     }
@@ -1078,6 +1104,8 @@ export const connect = (
       )
     }
     client.setNotificationHandler("notifications/tools/list_changed", () => {
+      // soon after a call that saw none: this server announces its changes after the result (see afterCall)
+      if (Date.now() - session.quietEnd <= LATE_NOTIFICATION_MILLIS) session.lateNotifier = true
       session.notified++
       signal(session)
     })
