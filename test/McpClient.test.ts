@@ -826,7 +826,7 @@ describe("McpClient", () => {
         expect(Date.now() - started).toBeLessThan(3_000)
         expect(error.reason).toBe("Initialize")
         expect(error.message).toBe(
-          "the MCP server (node mcp-fault-server.mjs) did not answer initialize within 1s; " +
+          "the MCP server (node mcp-fault-server.mjs) did not answer server/discover or initialize within 1s; " +
             "its stderr ended with:\nfault server starting in mode silent"
         )
         expect(pid.gone()).toBe(true)

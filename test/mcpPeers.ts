@@ -4,7 +4,7 @@
  * (`WebStandardStreamableHTTPServerTransport`), one that speaks 2026-07-28 (`createMcpHandler`) and answers
  * 2025 clients statelessly. Every request the server got is logged, so a test can see what the client sent.
  */
-import type { McpServer } from "@modelcontextprotocol/server"
+import type { McpServer, ServerNotifier } from "@modelcontextprotocol/server"
 import { createMcpHandler, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server"
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -37,7 +37,8 @@ const readBody = (request: Http.IncomingMessage): Promise<string> =>
 
 /**
  * A `node:http` server on a free port of 127.0.0.1 in front of `handler`, closed with the scope; `url` is
- * `origin + path`. A response body is streamed as it comes (SSE), and a client that goes aborts the request.
+ * `origin + path`. A response body is streamed as it comes (SSE), and a client that goes aborts the request;
+ * `Response.error()` cuts the connection without an answer.
  */
 export const webServer = (
   handler: (request: Request, logged: Logged) => Promise<Response>,
@@ -71,6 +72,8 @@ export const webServer = (
             ...(method === "GET" || method === "HEAD" || method === "DELETE" ? {} : { body })
           })
           const response = await handler(request, logged)
+          // a network error (`Response.error()`): the connection is cut, no answer
+          if (response.type === "error") return void outgoing.socket?.destroy()
           outgoing.writeHead(response.status, Object.fromEntries(response.headers.entries()))
           if (response.body === null) return void outgoing.end()
           const reader = response.body.getReader()
@@ -128,15 +131,19 @@ export const sessionServer = (
   )
 }
 
-/** An MCP server that speaks 2026-07-28 (and 2025 statelessly): one `McpServer` (from `make`) per request. */
+/**
+ * An MCP server that speaks 2026-07-28 (and 2025 statelessly): one `McpServer` (from `make`) per request; `notify`
+ * tells listening clients of a change.
+ */
 export const modernServer = (
   make: () => McpServer,
   options?: { readonly legacy?: "stateless" | "reject" }
-): Effect.Effect<WebServer, never, Scope.Scope> =>
+): Effect.Effect<WebServer & { readonly notify: ServerNotifier }, never, Scope.Scope> =>
   Effect.flatMap(
     Effect.acquireRelease(
       Effect.sync(() => createMcpHandler(() => make(), { legacy: options?.legacy ?? "stateless" })),
       (handler) => Effect.promise(() => handler.close())
     ),
-    (handler) => webServer((request) => handler.fetch(request))
+    (handler) =>
+      Effect.map(webServer((request) => handler.fetch(request)), (web) => ({ ...web, notify: handler.notify }))
   )
