@@ -35,8 +35,8 @@ import * as McpAuth from "../../src/McpAuth.js"
 import * as McpClient from "../../src/McpClient.js"
 import type * as Tool from "../../src/Tool.js"
 import * as ToolDefinition from "../../src/ToolDefinition.js"
-import * as Toolkit from "../../src/Toolkit.js"
 import * as ToolError from "../../src/ToolError.js"
+import * as Toolkit from "../../src/Toolkit.js"
 import * as ToolResult from "../../src/ToolResult.js"
 import type { Played } from "./played.js"
 
@@ -120,7 +120,9 @@ const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json
 
 /** Someone who accepts every form as it is offered, defaults and all, and confirms what is asked. */
 const AcceptAsOffered = Elicitation.layer((request) =>
-  Effect.succeed(Elicitation.accept(request.requestedSchema?.properties.confirmed === undefined ? {} : { confirmed: true }))
+  Effect.succeed(
+    Elicitation.accept(request.requestedSchema?.properties.confirmed === undefined ? {} : { confirmed: true })
+  )
 )
 
 /** A browser that approves at once: it opens the authorization page and reads where it is sent back. */
