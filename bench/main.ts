@@ -24,7 +24,8 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [6], file: "bench/memory.ts", nodeFlags: ["--expose-gc"] },
   { rows: [7], file: "bench/stdio-provider.ts" },
   { rows: [8], file: "bench/journal.ts" },
-  { rows: [9], file: "bench/agent.ts" }
+  { rows: [9], file: "bench/agent.ts" },
+  { rows: [10], file: "bench/mcp-client-http.ts" }
 ]
 
 const args = process.argv.slice(2)

@@ -225,6 +225,25 @@ describe("McpClient, what the interop sweep found", () => {
         expect(modelText(yield* run(kit, "tool_3", { n: 2 }))).toBe("ran")
         expect(cachedValidators()).toBe(before + 1)
       }))
+
+    it.scopedLive("a schema that is not valid JSON Schema is checked on its tool's first call, which fails saying so", () =>
+      Effect.gen(function*() {
+        const peer = yield* sdk1Peer({
+          tools: [
+            { name: "broken", inputSchema: objectSchema({ a: { type: "nonsense" } }) },
+            { name: "fine", inputSchema: objectSchema() }
+          ],
+          handlers: { fine: async () => ({ content: [{ type: "text", text: "fine" }] }) }
+        })
+        const client = yield* McpClient.connect(peer.transport)
+        const kit = yield* client.toolkit
+        expect(kit.tools.map((tool) => tool.name)).toEqual(["broken", "fine"])
+        const outcome = yield* run(kit, "broken", { a: 1 })
+        expect(modelText(outcome)).toMatch(
+          /^Error: tool "broken" panicked: checking the arguments failed: schema is invalid/
+        )
+        expect(modelText(yield* run(kit, "fine"))).toBe("fine")
+      }))
   })
 
   describe("progress over a transport handed to connect", () => {

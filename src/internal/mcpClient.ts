@@ -53,6 +53,7 @@ import * as Sdk from "./mcpSdk.js"
 import * as Peer from "./peer.js"
 import * as Process from "./process.js"
 import { reasonOf } from "./reason.js"
+import * as ToolInternal from "./tool.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // the values McpClient.ts exports
@@ -728,7 +729,8 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
         continue
       }
       try {
-        tools.push(remoteTool(session, remote, name))
+        // no Ajv work while listing: each tool checks and compiles its schema on its first call
+        tools.push(ToolInternal.withSchemaCheckOnFirstCall(() => remoteTool(session, remote, name)))
         seen.add(name)
       } catch (error) {
         yield* Effect.logWarning(
@@ -767,6 +769,21 @@ const UNREACHABLE_UNDER = [
   "definitions"
 ]
 
+/** Whether a JSON value has a member named `name` anywhere (a walk that allocates nothing: most schemas have none). */
+const hasMember = (node: unknown, name: string, depth = 0): boolean => {
+  if (typeof node !== "object" || node === null || depth > MAX_SCHEMA_DEPTH) return false
+  if (Array.isArray(node)) {
+    for (const each of node) if (hasMember(each, name, depth + 1)) return true
+    return false
+  }
+  for (const key in node) {
+    if (key === name || hasMember((node as Record<string, unknown>)[key], name, depth + 1)) return true
+  }
+  return false
+}
+
+const declaresHeaders = (schema: unknown): boolean => hasMember(schema, "x-mcp-header")
+
 /**
  * Why a tool's `x-mcp-header` declarations break MCP 2026-07-28's rules (SEP-2243), or `undefined`: a header name
  * must be a non-empty RFC 9110 token, unique whatever its case, on a string, integer or boolean property reached by
@@ -774,6 +791,7 @@ const UNREACHABLE_UNDER = [
  * a client to leave out a tool whose declarations it could not honour.
  */
 export const headerDeclarationProblem = (inputSchema: unknown): string | undefined => {
+  if (!declaresHeaders(inputSchema)) return undefined
   const seen = new Map<string, string>()
   const visit = (node: unknown, path: ReadonlyArray<string>, reachable: boolean, depth: number): string | undefined => {
     if (!isRecord(node) || depth > MAX_SCHEMA_DEPTH) return undefined
@@ -830,7 +848,10 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * default in for a call that leaves one out: checked as the server sent it, a call it would accept was refused
  * here. Copy-on-write: the server's objects are never changed.
  */
-export const defaultsOptional = (schema: unknown, depth = 0): unknown => {
+export const defaultsOptional = (schema: unknown): unknown =>
+  hasMember(schema, "default") ? optionalWhereDefault(schema, 0) : schema
+
+const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
   if (!isRecord(schema) || depth >= MAX_SCHEMA_DEPTH) return schema
   let out: Record<string, unknown> | undefined
   const set = (key: string, value: unknown) => {
@@ -845,11 +866,11 @@ export const defaultsOptional = (schema: unknown, depth = 0): unknown => {
     )
     if (required.length !== schema.required.length) set("required", required)
   }
-  for (const key of ONE_SCHEMA) set(key, defaultsOptional(schema[key], depth + 1))
+  for (const key of ONE_SCHEMA) set(key, optionalWhereDefault(schema[key], depth + 1))
   for (const key of SCHEMA_LISTS) {
     const list = schema[key]
     if (!Array.isArray(list)) continue
-    const mapped = list.map((each) => defaultsOptional(each, depth + 1))
+    const mapped = list.map((each) => optionalWhereDefault(each, depth + 1))
     if (mapped.some((each, i) => each !== list[i])) set(key, mapped)
   }
   for (const key of SCHEMA_MAPS) {
@@ -857,7 +878,7 @@ export const defaultsOptional = (schema: unknown, depth = 0): unknown => {
     if (!isRecord(map)) continue
     let mapped: Record<string, unknown> | undefined
     for (const [name, each] of Object.entries(map)) {
-      const rewritten = defaultsOptional(each, depth + 1)
+      const rewritten = optionalWhereDefault(each, depth + 1)
       if (rewritten !== each) (mapped ??= { ...map })[name] = rewritten
     }
     if (mapped !== undefined) set(key, mapped)
@@ -876,6 +897,14 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dyna
   // sending a call again is safe by the server's word (read-only, idempotent) or the host's (replay: "safe")
   const safe = remote.annotations?.readOnlyHint === true || remote.annotations?.idempotentHint === true ||
     replay === "safe"
+  const rules: CallRules = {
+    grace,
+    safe,
+    // without its output schema: the SDK would compile one for every call given a definition
+    headers: session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
+      ? { ...remote, outputSchema: undefined }
+      : undefined
+  }
   return Tool.fromJsonSchema(name, {
     description: remote.description ?? title ?? "",
     title,
@@ -890,7 +919,7 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dyna
       action: session.settings.permission,
       describe: (args) => `call ${remote.name} on the ${session.label} with ${preview(args, 200)}`
     },
-    handler: (args) => callTool(session, remote, name, { grace, safe }, args)
+    handler: (args) => callTool(session, remote, name, rules, args)
   })
 }
 
@@ -1014,58 +1043,92 @@ const recovering = <A>(
  * progress forwarded as `Tool.progress` in order and before the result, the result's size checked and mapped, then
  * the wait the grace rule asks for. Interruption aborts the request and returns at once; the session's death fails
  * it at once. A call that needed an authorization, or whose connection broke, is sent again as
- * {@link recovering} says.
+ * {@link recovering} says (inline here: a call is the hot path, and the layers of a wrapper cost it).
  */
 const callTool = (
   session: Session,
   remote: Sdk.Tool,
   local: string,
-  rules: { readonly grace: boolean; readonly safe: boolean },
+  rules: CallRules,
   args: Record<string, unknown>
 ): Effect.Effect<ToolResult.ToolResult, ToolError> =>
-  Effect.suspend(() => {
-    if (session.dead !== undefined) return Effect.fail(failure(local, session.dead))
-    const seen = session.notified
-    const settings = session.settings
-    const meta = session.requestMeta
-    const send = Effect.suspend(() =>
-      new InFlight(session, (signal, onprogress) =>
-        session.client.callTool(
-          { name: remote.name, arguments: args, ...(meta === undefined ? {} : { _meta: meta }) },
-          {
-            signal,
-            timeout: settings.timeoutMillis,
-            resetTimeoutOnProgress: true,
-            maxTotalTimeout: settings.maxTotalMillis,
-            onprogress,
-            // the definition as listed: what the SDK checks structured output against, and mirrors into headers
-            toolDefinition: remote
-          }
-        )).wait
-    )
-    return Effect.matchEffect(
-      recovering(session, rules.safe, send),
-      {
-        onFailure: (error) =>
-          Effect.zipRight(
-            session.settled,
-            Effect.suspend(() => Effect.fail(callError(session, local, rules.safe, error)))
-          ),
-        onSuccess: (raw) => {
-          if (exceedsBytes(raw, settings.maxResultBytes)) {
-            return Effect.fail(
-              failure(
-                local,
-                new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) })
-              )
-            )
-          }
-          const outcome = fromCallToolResult(local, raw as CallToolResult)
-          return Effect.zipRight(afterCall(session, seen, rules.grace), outcome)
+  Effect.suspend(() =>
+    session.dead !== undefined
+      ? Effect.fail(failure(local, session.dead))
+      : sendCall(session, remote, local, rules, args, session.notified, false, false)
+  )
+
+/** What a remote tool's calls follow: whether they wait out the grace, and whether sending one again is safe. */
+interface CallRules {
+  readonly grace: boolean
+  readonly safe: boolean
+  /** The definition the SDK mirrors `x-mcp-header` arguments from (2026-07-28 over HTTP), when it has any. */
+  readonly headers: Sdk.Tool | undefined
+}
+
+const sendCall = (
+  session: Session,
+  remote: Sdk.Tool,
+  local: string,
+  rules: CallRules,
+  args: Record<string, unknown>,
+  seen: number,
+  reissued: boolean,
+  authorized: boolean
+): Effect.Effect<ToolResult.ToolResult, ToolError> => {
+  const settings = session.settings
+  const meta = session.requestMeta
+  const generation = session.auth?.generation ?? 0
+  const call = new InFlight(session, (signal, onprogress) =>
+    session.client.callTool(
+      meta === undefined ? { name: remote.name, arguments: args } : { name: remote.name, arguments: args, _meta: meta },
+      rules.headers === undefined
+        ? {
+          signal,
+          timeout: settings.timeoutMillis,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: settings.maxTotalMillis,
+          onprogress
+        }
+        : {
+          signal,
+          timeout: settings.timeoutMillis,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: settings.maxTotalMillis,
+          onprogress,
+          toolDefinition: rules.headers
+        }
+    ))
+  return Effect.matchEffect(call.wait, {
+    onFailure: (error) => {
+      if (session.dead === undefined) {
+        if (rules.safe && !reissued && isBroken(error)) {
+          return sendCall(session, remote, local, rules, args, seen, true, authorized)
+        }
+        if (!authorized && session.auth !== undefined && Auth.isUnauthorized(error)) {
+          return Effect.zipRight(
+            Effect.mapError(authorizeNow(session, generation), (reason) => failure(local, reason)),
+            sendCall(session, remote, local, rules, args, seen, reissued, true)
+          )
         }
       }
-    )
+      return Effect.zipRight(
+        session.settled,
+        Effect.suspend(() => Effect.fail(callError(session, local, rules.safe, error)))
+      )
+    },
+    onSuccess: (raw) => {
+      if (exceedsBytes(raw, settings.maxResultBytes)) {
+        return Effect.fail(
+          failure(local, new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) }))
+        )
+      }
+      const outcome = fromCallToolResult(local, raw as CallToolResult)
+      const wait = afterCall(session, seen, rules.grace)
+      return wait === undefined ? outcome : Effect.zipRight(wait, outcome)
+    }
   })
+}
 
 /**
  * The grace rule. A call that saw `tools/list_changed` returns once a listing that started after it has ended, so
@@ -1074,18 +1137,18 @@ const callTool = (
  * another stream, as Streamable HTTP carries it): then it waits up to the grace for one, and for its listing. Never
  * for tools the server marks read-only, nor for servers that do not announce changes; the wait also ends if the
  * session dies. A server that sends its notification before its result (what the SDKs do on the request's own
- * stream) never costs a wait; a late one costs it from its first late notification on.
+ * stream) never costs a wait; a late one costs it from its first late notification on. `undefined` for no wait.
  */
-const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effect<void> => {
+const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effect<void> | undefined => {
   const landed = Effect.suspend(() => {
     const target = session.notified
     return waitUntil(session, () => session.landed >= target || session.dead !== undefined)
   })
   if (session.notified > seen) return landed
-  if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return Effect.void
+  if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return undefined
   if (!session.lateNotifier) {
     session.quietEnd = Date.now()
-    return Effect.void
+    return undefined
   }
   return Peer.race(
     waitUntil(session, () => session.notified > seen || session.dead !== undefined),
@@ -1504,7 +1567,8 @@ const makeClient = (session: Session, dialing: Dialing, transport: Sdk.Transport
   // outcome of any call; the ones that are reach their call through its promise
   client.onerror = () => {}
   client.onclose = () => {
-    if (!session.connected) return
+    // after the session's own end (its scope closing, its server's death) there is nothing to say
+    if (!session.connected || session.dead !== undefined) return
     markDead(
       session,
       new McpClientError({
@@ -1603,10 +1667,12 @@ const attempt = (
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         const connected = session.connected && session.dead === undefined
-        markDead(
-          session,
-          new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
-        )
+        if (session.dead === undefined) {
+          markDead(
+            session,
+            new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
+          )
+        }
         return Effect.promise(async () => {
           if (connected) await endSession(transport)
           await client.close().catch(() => undefined)
