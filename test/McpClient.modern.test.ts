@@ -16,7 +16,7 @@ import type * as Tool from "../src/Tool.js"
 import * as ToolError from "../src/ToolError.js"
 import * as Toolkit from "../src/Toolkit.js"
 import { modelText } from "./helpers.js"
-import { modernServer, sessionServer, webServer } from "./mcpPeers.js"
+import { breakingServer, modernServer, sessionServer } from "./mcpPeers.js"
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
 
@@ -192,38 +192,6 @@ describe("McpClient, MCP 2026-07-28", () => {
   })
 
   describe("a broken connection", () => {
-    /** A modern server whose connection breaks under the first call of each tool, after the tool ran. */
-    const breaking = (make: () => SdkMcpServer) =>
-      Effect.gen(function*() {
-        const ran: Array<string> = []
-        const broken = new Set<string>()
-        const modern = yield* modernServer(make)
-        const server = yield* webServer(async (request, logged) => {
-          const message = JSON.parse(logged.body || "{}") as { method?: string; params?: { name?: string } }
-          const forwarded = await fetch(modern.url, {
-            method: request.method,
-            headers: request.headers,
-            ...(logged.body === "" ? {} : { body: logged.body })
-          })
-          const name = message.params?.name
-          if (message.method !== "tools/call" || name === undefined) return forwarded
-          ran.push(name)
-          if (broken.has(name)) return forwarded
-          broken.add(name)
-          if (forwarded.headers.get("content-type")?.startsWith("text/event-stream") === true) {
-            // the answer began as a stream: the first event goes through, then the stream ends without the answer
-            const reader = forwarded.body!.getReader()
-            const first = await reader.read()
-            void reader.cancel()
-            return new Response(first.value, { headers: forwarded.headers })
-          }
-          await forwarded.text()
-          // the tool ran; the answer never reaches the client
-          return Response.error()
-        })
-        return { url: server.url, ran }
-      })
-
     /** A server per request (2026-07-28 is stateless) over one counter. */
     const counters = () => {
       let count = 0
@@ -247,7 +215,7 @@ describe("McpClient, MCP 2026-07-28", () => {
 
     it.scopedLive("a call the server marks read-only or idempotent is sent again, once", () =>
       Effect.gen(function*() {
-        const { ran, url } = yield* breaking(counters())
+        const { ran, url } = yield* breakingServer(counters())
         const client = yield* McpClient.connect(McpClient.http(url))
         expect(modelText(yield* run(yield* client.toolkit, "read"))).toBe("read 0")
         expect(modelText(yield* run(yield* client.toolkit, "put"))).toBe("put")
@@ -256,7 +224,7 @@ describe("McpClient, MCP 2026-07-28", () => {
 
     it.scopedLive("so is one whose answer's stream ended without the answer", () =>
       Effect.gen(function*() {
-        const { ran, url } = yield* breaking(counters())
+        const { ran, url } = yield* breakingServer(counters())
         const client = yield* McpClient.connect(McpClient.http(url), { timeout: "30 seconds" })
         const started = Date.now()
         expect(modelText(yield* run(yield* client.toolkit, "survey"))).toBe("surveyed")
@@ -267,7 +235,7 @@ describe("McpClient, MCP 2026-07-28", () => {
 
     it.scopedLive("any other call fails, saying it may have run, and is not sent again", () =>
       Effect.gen(function*() {
-        const { ran, url } = yield* breaking(counters())
+        const { ran, url } = yield* breakingServer(counters())
         const client = yield* McpClient.connect(McpClient.http(url))
         const outcome = yield* run(yield* client.toolkit, "increment")
         expect(Either.isLeft(outcome)).toBe(true)
@@ -282,7 +250,7 @@ describe("McpClient, MCP 2026-07-28", () => {
 
     it.scopedLive("replay: safe, the host's word, is enough", () =>
       Effect.gen(function*() {
-        const { ran, url } = yield* breaking(counters())
+        const { ran, url } = yield* breakingServer(counters())
         const client = yield* McpClient.connect(McpClient.http(url), { replay: { increment: "safe" } })
         const kit = yield* client.toolkit
         expect(Toolkit.lookup(kit, "increment")).toMatchObject({ _tag: "Some", value: { replay: "safe" } })

@@ -147,3 +147,39 @@ export const modernServer = (
     (handler) =>
       Effect.map(webServer((request) => handler.fetch(request)), (web) => ({ ...web, notify: handler.notify }))
   )
+
+/**
+ * A 2026-07-28 server (from `make`) whose connection breaks under the first call of each tool, after the tool ran:
+ * an answer that would have come whole is cut off (`Response.error()`), one that began as a stream ends after its
+ * first event. `ran` lists every call the server ran, by tool name.
+ */
+export const breakingServer = (
+  make: () => McpServer
+): Effect.Effect<{ readonly url: string; readonly ran: Array<string> }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const ran: Array<string> = []
+    const broken = new Set<string>()
+    const modern = yield* modernServer(make)
+    const server = yield* webServer(async (request, logged) => {
+      const message = JSON.parse(logged.body || "{}") as { method?: string; params?: { name?: string } }
+      const forwarded = await fetch(modern.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(logged.body === "" ? {} : { body: logged.body })
+      })
+      const name = message.params?.name
+      if (message.method !== "tools/call" || name === undefined) return forwarded
+      ran.push(name)
+      if (broken.has(name)) return forwarded
+      broken.add(name)
+      if (forwarded.headers.get("content-type")?.startsWith("text/event-stream") === true) {
+        const reader = forwarded.body!.getReader()
+        const first = await reader.read()
+        void reader.cancel()
+        return new Response(first.value, { headers: forwarded.headers })
+      }
+      await forwarded.text()
+      return Response.error()
+    })
+    return { url: server.url, ran }
+  })
