@@ -25,7 +25,8 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [7], file: "bench/stdio-provider.ts" },
   { rows: [8], file: "bench/journal.ts" },
   { rows: [9], file: "bench/agent.ts" },
-  { rows: [10], file: "bench/mcp-http.ts" }
+  { rows: [10], file: "bench/mcp-http.ts" },
+  { rows: [12], file: "bench/mcp-client-http.ts" }
 ]
 
 const args = process.argv.slice(2)

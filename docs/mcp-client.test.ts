@@ -5,12 +5,20 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { InMemoryTransport } from "@modelcontextprotocol/client"
+import { McpServer as SdkMcpServer } from "@modelcontextprotocol/server"
 import { Clock, Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as z from "zod/v4"
 import { Executor, Permission, Tool, Toolkit } from "../src/index.js"
+import * as McpAuth from "../src/McpAuth.js"
 import * as McpClient from "../src/McpClient.js"
 import * as McpServer from "../src/McpServer.js"
 import { modelText } from "../test/helpers.js"
 import * as peers from "../test/interop/peers.js"
+import { breakingServer } from "../test/mcpPeers.js"
+import { authorizationServer, protectedServer } from "../test/oauthPeers.js"
 import { checkExamples } from "./examples.js"
 
 // #region connect
@@ -93,6 +101,34 @@ const guarded = (files: McpClient.Transport) =>
 //    askSomeone: "Error: permission denied: call delete_file on the MCP server "files" with {...}: nobody to ask"
 // #endregion
 
+// #region sign-in
+// given: openBrowser: (url: URL) => Effect.Effect<void>
+
+/** The notes of a hosted server: signs in the first time (in the user's browser), then with what it stored. */
+const readNotes = (url: string, authStore: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    // a page on 127.0.0.1 for the authorization server to send the browser back to, for the life of the scope
+    const redirect = yield* McpAuth.loopback({ onUrl: (request) => openBrowser(request.url) })
+    const auth = McpAuth.oauth({ redirect, store: McpAuth.fileStore(authStore), clientName: "notes-agent" })
+    const client = yield* McpClient.connect(McpClient.http(url, { auth }))
+    const [outcome] = yield* Executor.run(yield* client.toolkit, [{ id: "1", name: "read_notes", arguments: {} }])
+    return outcome
+  }))
+// readNotes(url, store) => the browser opens once; the next readNotes(url, store) signs in with the stored tokens
+// #endregion
+
+// #region revision
+/** A search over HTTP: searching twice is harmless, though the server does not mark its tool so. */
+const search = (url: string, query: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const client = yield* McpClient.connect(McpClient.http(url), { replay: { search: "safe" } })
+    const [outcome] = yield* Executor.run(yield* client.toolkit, [{ id: "1", name: "search", arguments: { query } }])
+    return { revision: client.protocolVersion, outcome }
+  }))
+// search(url, "mcp") => { revision: "2026-07-28", outcome: text "3 results for mcp" }, even when the connection
+//   broke under the first attempt (it is sent again); without replay it would fail, saying it may have run
+// #endregion
+
 // ---------------------------------------------------------------------------------------------------------------
 // the peers the tests give those functions
 // ---------------------------------------------------------------------------------------------------------------
@@ -140,6 +176,14 @@ const filesServer = Effect.gen(function*() {
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
+/** The user's browser, as far as the page needs one: it loads the page, follows the redirects, signs in at once. */
+const opened: Array<string> = []
+const openBrowser = (url: URL) =>
+  Effect.sync(() => {
+    opened.push(url.href)
+    void fetch(url).then((page) => page.text())
+  })
+
 describe("docs/mcp-client.md", () => {
   it("shows exactly the code that runs here", () => {
     checkExamples(new URL("./mcp-client.md", import.meta.url), new URL("./mcp-client.test.ts", import.meta.url))
@@ -179,5 +223,36 @@ describe("docs/mcp-client.md", () => {
         "{\"path\":\"notes.md\",\"text\":\"gone?\"}: nobody to ask"
       ])
       expect(files.files.get("notes.md")).toBe("# Notes")
+    }))
+
+  it.scopedLive("sign-in: OAuth the first time, through the loopback page; the stored tokens the next", () =>
+    Effect.gen(function*() {
+      const as = yield* authorizationServer()
+      const notes = yield* protectedServer(as, () => {
+        const server = new SdkMcpServer({ name: "notes", version: "1.0.0" })
+        server.registerTool("read_notes", {}, () => ({ content: [{ type: "text", text: "buy milk" }] }))
+        return server
+      })
+      const store = fs.mkdtempSync(path.join(os.tmpdir(), "docs-auth-"))
+      opened.length = 0
+      expect(modelText(yield* readNotes(notes.url, store))).toBe("buy milk")
+      expect(opened.length).toBe(1)
+      expect(modelText(yield* readNotes(notes.url, store))).toBe("buy milk")
+      expect(opened.length).toBe(1)
+    }))
+
+  it.scopedLive("revision: 2026-07-28 negotiated; a search whose connection broke is sent again", () =>
+    Effect.gen(function*() {
+      const server = yield* breakingServer(() => {
+        const mcp = new SdkMcpServer({ name: "search", version: "1.0.0" })
+        mcp.registerTool("search", { inputSchema: z.object({ query: z.string() }) }, ({ query }) => ({
+          content: [{ type: "text", text: `3 results for ${query}` }]
+        }))
+        return mcp
+      })
+      const result = yield* search(server.url, "mcp")
+      expect(result.revision).toBe("2026-07-28")
+      expect(modelText(result.outcome)).toBe("3 results for mcp")
+      expect(server.ran).toEqual(["search", "search"])
     }))
 })

@@ -22,7 +22,9 @@ import type * as LogLevel from "effect/LogLevel"
 import type { Pipeable } from "effect/Pipeable"
 import type * as Scope from "effect/Scope"
 import * as Internal from "./internal/mcpClient.js"
-import type { Transport as SdkTransport } from "./internal/mcpSdk.js"
+import type { OAuthClientProvider, Transport as SdkTransport } from "./internal/mcpSdk.js"
+import type * as McpAuth from "./McpAuth.js"
+import type * as McpServer from "./McpServer.js"
 import type * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 
@@ -58,6 +60,8 @@ export type TypeId = typeof TypeId
  * - `refresh`: lists the tools again now and gives the new toolkit (a failed listing keeps the old snapshot).
  * - `serverInfo`, `instructions`: what the server said about itself when the session started, so a host can tell
  *   two instances of one server apart and hand the instructions to the model.
+ * - `protocolVersion`: the revision of MCP the session speaks: `2026-07-28` when the server answered
+ *   `server/discover`, else the 2025 revision `initialize` settled on (see {@link Options}' `revision`).
  *
  * @example
  * ```ts
@@ -79,13 +83,15 @@ export interface McpClient extends Pipeable {
   readonly [TypeId]: TypeId
   readonly serverInfo: ServerInfo
   readonly instructions: string | undefined
+  readonly protocolVersion: string
   readonly tools: Effect.Effect<ReadonlyArray<Tool.Dynamic>>
   readonly toolkit: Effect.Effect<Toolkit.Toolkit<Tool.Dynamic>>
   readonly refresh: Effect.Effect<Toolkit.Toolkit<Tool.Dynamic>, McpClientError>
 }
 
 /**
- * The server's name and version from its `initialize` answer.
+ * The server's name and version from its `initialize` answer (or, in 2026-07-28, its `server/discover` answer,
+ * where they are optional: empty strings when the server gives none).
  *
  * @example
  * ```ts
@@ -144,6 +150,8 @@ export interface HttpTransport {
   readonly _tag: "HttpTransport"
   readonly url: URL
   readonly headers: Readonly<Record<string, string>> | undefined
+  /** How to sign in when the server asks (see {@link http}). */
+  readonly auth: McpAuth.OAuth | OAuthClientProvider | undefined
 }
 
 /**
@@ -182,9 +190,10 @@ export type Transport = StdioTransport | HttpTransport | SdkTransport
  * - `maxTotalTimeout`: the cap on a call however much progress it reports (default {@link DEFAULT_MAX_TOTAL_TIMEOUT}).
  * - `connectTimeout`: the cap on the `initialize` exchange, and on the whole first listing: every page, and the
  *   tools built from it (default {@link DEFAULT_CONNECT_TIMEOUT}). A later listing has `timeout` for all of it.
- * - `notificationGrace`: how long a call that changed nothing visible waits for a late `tools/list_changed` before
- *   it returns (default {@link DEFAULT_NOTIFICATION_GRACE}; `0` disables the wait). Skipped for tools the server
- *   marks read-only and for servers that do not advertise `tools.listChanged`.
+ * - `notificationGrace`: how long a call that saw no `tools/list_changed` waits for a late one before it returns
+ *   (default {@link DEFAULT_NOTIFICATION_GRACE}; `0` disables the wait). Paid only with a server that has been seen
+ *   to send its notification after the result of the call that made the change; never for tools the server marks
+ *   read-only, nor for servers that do not advertise `tools.listChanged`.
  * - `maxResultBytes`: the largest result a call may bring back; a larger one is a `ToolFailure` saying so, never
  *   an out-of-memory (default {@link DEFAULT_MAX_RESULT_BYTES}). Over stdio a longer line is dropped as it arrives.
  * - `maxTools`: the most tools a listing may give (default {@link DEFAULT_MAX_TOOLS}); a server that lists more (or
@@ -192,7 +201,18 @@ export type Transport = StdioTransport | HttpTransport | SdkTransport
  * - `permission`: an action (`"mcp"`, say) asked about through `Permission.Requester` before every call of this
  *   server's tools; the request carries the tool's annotations, hints a policy may use to ask more, never alone to
  *   allow. None by default: the calls run without asking, like any tool that declares no permission.
- * - `clientInfo`: the name and version this client gives in `initialize`.
+ * - `clientInfo`: the name and version this client gives in `initialize` (or with every 2026-07-28 request).
+ * - `revision`: which revision of MCP to speak. `"auto"` (the default) asks the server with `server/discover`
+ *   (2026-07-28) and falls back to `initialize` (the 2025 revisions) when the server does not know it; over stdio a
+ *   server that does not answer the probe within {@link STDIO_PROBE_TIMEOUT}, or that exits on it, is started
+ *   again and asked with `initialize`. `"legacy"` only ever sends `initialize`; `"2026-07-28"` only
+ *   `server/discover`, and a server that does not speak it fails `connect`.
+ * - `replay`: what calling a tool again is safe for, by remote or prefixed name, as the host states it
+ *   (`Tool.Replay`; it becomes the tool's `replay`). Over Streamable HTTP a call whose connection broke before the
+ *   server answered is sent once more when that is safe: the server marks the tool read-only or idempotent, or the
+ *   host says `"safe"` here; any other such call fails saying it may have run.
+ * - `sampling`: answers a server's requests for a completion by the host's model (`sampling/createMessage`; in
+ *   2026-07-28, an `input_required` result that asks for one); without it the client does not offer sampling.
  * - `logLevel`: asks a server that declares `logging` to send its log messages at this level and above
  *   (`logging/setLevel`), and logs each one through Effect at the matching level (`debug` as Debug, `info` and
  *   `notice` as Info, `warning` as Warning, `error` as Error, `critical`, `alert` and `emergency` as Fatal),
@@ -200,7 +220,8 @@ export type Transport = StdioTransport | HttpTransport | SdkTransport
  *   are not read.
  *
  * An `Elicitation.Elicitor` in the context of `connect` makes the client declare the `elicitation` capability
- * (forms and URLs) and answer a server's `elicitation/create` by asking it; an accepted form gets the form's
+ * (forms and URLs) and answer a server's `elicitation/create` by asking it (in 2026-07-28, the questions of an
+ * `input_required` result, after which the call is sent again with the answers); an accepted form gets the form's
  * defaults for the fields the answer leaves out (SEP-1034). See docs/elicitation.md.
  *
  * @example
@@ -234,7 +255,36 @@ export interface Options {
     | { readonly name: string; readonly version: string; readonly title?: string | undefined }
     | undefined
   readonly logLevel?: LogLevel.LogLevel | undefined
+  readonly revision?: "auto" | "legacy" | "2026-07-28" | undefined
+  readonly replay?: Readonly<Record<string, Tool.Replay>> | undefined
+  readonly sampling?: Sampler | undefined
 }
+
+/**
+ * The host's model answering a server's request for a completion (MCP's sampling): the request as
+ * `McpServer.sample` sends it, the answer as it gets it back. A failure is answered to the server as an error whose
+ * message is the failure's `message` (or says the request failed).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { McpClient } from "effect-agent-tools"
+ *
+ * // a host that answers every request with a fixed line (a real one asks its model)
+ * const sampler: McpClient.Sampler = (request) =>
+ *   Effect.succeed({
+ *     role: "assistant",
+ *     content: { type: "text", text: `${request.messages.length} messages read` },
+ *     model: "canned-1"
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Sampler = (
+  request: McpServer.SamplingRequest
+) => Effect.Effect<McpServer.SamplingResult, { readonly message?: string | undefined }>
 
 /**
  * Why a session could not start, a listing failed, or a call could not reach its server. A call fails with a
@@ -249,6 +299,13 @@ export interface Options {
  *   tools/call result: content[0].text: expected string, received number`), which fails that request only.
  * - `TooLarge`: a message or result over `maxResultBytes`, or a listing of more than `maxTools` tools.
  * - `Request`: the server answered a request with an error, or it could not be sent.
+ * - `Unauthorized`: the server asks for authorization and it could not be had: no `auth` was given, the user did
+ *   not finish the browser step, or the authorization server refused or failed a check (an issuer that is not the
+ *   expected one, a resource the server does not own). Its `cause` is the `McpAuth.McpAuthError` or the SDK's
+ *   OAuth error.
+ * - `Broken`: over Streamable HTTP, the connection of one request broke before the server answered it (the
+ *   session goes on): the call was sent again if that is safe (see {@link Options}' `replay`), else it fails with
+ *   this, saying it may have run.
  *
  * @example
  * ```ts
@@ -335,6 +392,23 @@ export const DEFAULT_MAX_TOTAL_TIMEOUT: Duration.DurationInput = Internal.DEFAUL
 export const DEFAULT_CONNECT_TIMEOUT: Duration.DurationInput = Internal.DEFAULT_CONNECT_TIMEOUT
 
 /**
+ * How long, over stdio, the client waits for an answer to `server/discover` before it asks with `initialize`
+ * instead (with `revision: "auto"`): a server of the 2025 revisions may ignore a request it does not know.
+ *
+ * @example
+ * ```ts
+ * import { Duration } from "effect"
+ * import { McpClient } from "effect-agent-tools"
+ *
+ * const probe = Duration.toMillis(Duration.decode(McpClient.STDIO_PROBE_TIMEOUT))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const STDIO_PROBE_TIMEOUT: Duration.DurationInput = Internal.STDIO_PROBE_TIMEOUT
+
+/**
  * The default size limit of one result, 16 MiB.
  *
  * @example
@@ -402,7 +476,14 @@ export const stdio = (options: {
 
 /**
  * A server at a Streamable HTTP endpoint (the SDK's `StreamableHTTPClientTransport`), with extra request headers
- * (an `Authorization` header, say).
+ * (a static `Authorization`, say) and how to sign in when the server asks (`auth`):
+ * - an `McpAuth.OAuth` (`McpAuth.oauth(...)`): the whole OAuth flow MCP specifies, the browser step and the token
+ *   store being the host's (see the `McpAuth` module);
+ * - or any `OAuthClientProvider` of the MCP SDK, for flows without a browser step (the SDK's
+ *   `ClientCredentialsProvider`, `PrivateKeyJwtProvider`, `CrossAppAccessProvider`); a provider that needs the
+ *   browser fails `connect` with `Unauthorized`, since only an `McpAuth.OAuth` can finish that step here.
+ *
+ * Closing a 2025-era session sends the server a `DELETE` for it.
  *
  * @example
  * ```ts
@@ -416,11 +497,15 @@ export const stdio = (options: {
  */
 export const http = (
   url: string | URL,
-  options?: { readonly headers?: Readonly<Record<string, string>> | undefined }
+  options?: {
+    readonly headers?: Readonly<Record<string, string>> | undefined
+    readonly auth?: McpAuth.OAuth | OAuthClientProvider | undefined
+  }
 ): HttpTransport => ({
   _tag: "HttpTransport",
   url: new URL(url),
-  headers: options?.headers
+  headers: options?.headers,
+  auth: options?.auth
 })
 
 /**
@@ -432,8 +517,8 @@ export const http = (
  * complete `initialize` and the first listing.
  *
  * A call that saw `tools/list_changed` while it ran returns only once the refreshed list is in place, so the loop's
- * next turn offers the new tools; a call that saw none waits up to `notificationGrace` for one (see
- * {@link Options}).
+ * next turn offers the new tools; with a server seen to announce its changes late, a call that saw none waits up to
+ * `notificationGrace` for one (see {@link Options}).
  *
  * @example
  * ```ts

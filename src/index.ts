@@ -27,6 +27,8 @@ export * as Gemini from "./Gemini.js"
 /** @since 0.1.0 */
 export * as Journal from "./Journal.js"
 /** @since 0.1.0 */
+export * as McpAuth from "./McpAuth.js"
+/** @since 0.1.0 */
 export * as McpClient from "./McpClient.js"
 /** @since 0.1.0 */
 export * as McpServer from "./McpServer.js"

@@ -1,7 +1,8 @@
 /**
  * Our client against our own server, in memory and over Streamable HTTP: what a local tool gives is what the
  * remote tool gives (every content type, structured output, records, failures as the model reads them, hints,
- * progress), and a tool that changes the served toolkit returns with the new tools already listed by the client.
+ * progress), and a tool that changes the served toolkit returns with the new tools already listed by the client
+ * (over HTTP, from the first change the client sees announced after its result).
  * The two directions of the mapping (`toCallToolResult`, `fromCallToolResult`) are pinned against each other here.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -79,7 +80,11 @@ const servedToolkit = Effect.gen(function*() {
     description: "Unlock the secret tool",
     handler: () => Effect.as(SubscriptionRef.update(ref, (kit) => Toolkit.merge(kit, Toolkit.make(Secret))), "unlocked")
   })
-  yield* SubscriptionRef.set(ref, Toolkit.make(Parts, Stats, Fail, Boom, Steps, Unlock))
+  const Hide = Tool.make("hide", {
+    description: "Hide the secret tool again",
+    handler: () => Effect.as(SubscriptionRef.update(ref, (kit) => Toolkit.omit(kit, "secret")), "hidden")
+  })
+  yield* SubscriptionRef.set(ref, Toolkit.make(Parts, Stats, Fail, Boom, Steps, Unlock, Hide))
   return ref
 })
 
@@ -104,7 +109,8 @@ const transports: ReadonlyArray<readonly [string, Connect]> = [
     (source) =>
       Effect.gen(function*() {
         const { url } = yield* McpServer.http(source, { ...info, port: 0 })
-        return yield* McpClient.connect(McpClient.http(url), { prefix: "ours" })
+        // a grace long enough for a notification on the other stream of a busy machine
+        return yield* McpClient.connect(McpClient.http(url), { prefix: "ours", notificationGrace: "2 seconds" })
       })
   ]
 ]
@@ -125,7 +131,8 @@ for (const [label, connect] of transports) {
           "ours__fail",
           "ours__boom",
           "ours__steps",
-          "ours__unlock"
+          "ours__unlock",
+          "ours__hide"
         ])
 
         const local = Either.getOrThrow(yield* Tool.execute(Parts, { id: "1", arguments: {} }))
@@ -175,17 +182,22 @@ for (const [label, connect] of transports) {
         ])
       }))
 
-    it.scopedLive("a call that changes the served tools returns with the new tools listed", () =>
+    it.scopedLive("a call that changes the served tools is followed; once the server is seen to announce a change after its result, a call returns with the new tools listed", () =>
       Effect.gen(function*() {
         const client = yield* connect(yield* servedToolkit)
-        const kit = yield* client.toolkit
-        expect(Toolkit.names(kit)).not.toContain("ours__secret")
-        const [outcome] = yield* Executor.run(kit, [{ id: "1", name: "ours__unlock", arguments: {} }])
+        const names = Effect.map(client.toolkit, Toolkit.names)
+        expect(yield* names).not.toContain("ours__secret")
+        const [outcome] = yield* Executor.run(yield* client.toolkit, [{ id: "1", name: "ours__unlock", arguments: {} }])
         expect(modelText(outcome)).toBe("unlocked")
+        // in memory the notification comes before the result; over HTTP on another stream, maybe after it
+        for (let i = 0; i < 200 && !(yield* names).includes("ours__secret"); i++) yield* Effect.sleep("10 millis")
         const after = yield* client.toolkit
-        expect(Toolkit.names(after)).toContain("ours__secret")
         const [secret] = yield* Executor.run(after, [{ id: "2", name: "ours__secret", arguments: {} }])
         expect(modelText(secret)).toBe("the secret")
+        // either way, from now on a call that changes the tools returns with them listed
+        const [hidden] = yield* Executor.run(after, [{ id: "3", name: "ours__hide", arguments: {} }])
+        expect(modelText(hidden)).toBe("hidden")
+        expect(yield* names).not.toContain("ours__secret")
       }))
   })
 }

@@ -578,39 +578,43 @@ describe("McpClient", () => {
         expect(Toolkit.names(yield* client.toolkit)).toEqual(["unlock", "secret"])
       }))
 
-    it.scopedLive("a call that saw none waits up to the grace for a late notification, no longer than it takes", () =>
+    /** A tool that unlocks `secret` and announces it late, on a timer after its result (as the Go SDK does). */
+    const lateUnlock: Handler = async (_args, _extra, peer) => {
+      setTimeout(() => {
+        peer.tools = [unlock, secret, echoTool]
+        void peer.notify()
+      }, 20)
+      return text("unlocked")
+    }
+
+    it.scopedLive("a server seen to announce a change late makes later calls wait up to the grace, no longer", () =>
       Effect.gen(function*() {
-        const peer = yield* makePeer({
-          tools: [unlock],
-          handlers: {
-            unlock: async (_args, _extra, peer) => {
-              // like the Go SDK: the notification goes out on a timer after the change
-              setTimeout(() => {
-                peer.tools = [unlock, secret]
-                void peer.notify()
-              }, 20)
-              return text("unlocked")
-            }
-          }
-        })
+        const peer = yield* makePeer({ tools: [unlock, echoTool], handlers: { unlock: lateUnlock, echo } })
         const client = yield* McpClient.connect(peer.transport, { notificationGrace: "5 seconds" })
+        // the first late notification is seen after its call returned: the listing follows in the background
+        expect(modelText(yield* run(yield* client.toolkit, "unlock"))).toBe("unlocked")
+        expect(yield* eventually(() => peer.lists === 2 && peer.listing === 0)).toBe(true)
+        // from then on a call waits for it, and returns with the new list in place
+        peer.tools = [unlock, echoTool]
         const started = Date.now()
         expect(modelText(yield* run(yield* client.toolkit, "unlock"))).toBe("unlocked")
         expect(Date.now() - started).toBeLessThan(2_500)
-        expect(Toolkit.names(yield* client.toolkit)).toEqual(["unlock", "secret"])
+        expect(Toolkit.names(yield* client.toolkit)).toEqual(["unlock", "secret", "echo"])
       }))
 
-    it.scopedLive("the grace is the whole wait for a call that changes nothing", () =>
+    it.scopedLive("once the server is seen to announce late, the grace is the whole wait of a call that changes nothing", () =>
       Effect.gen(function*() {
-        const peer = yield* makePeer({
-          tools: [echoTool, { ...echoTool, name: "look", annotations: { readOnlyHint: true } }],
-          handlers: { echo, look: echo }
-        })
-        const short = yield* McpClient.connect(peer.transport, { notificationGrace: "300 millis" })
-        const started = Date.now()
-        yield* run(yield* short.toolkit, "echo", { message: "a" })
+        const peer = yield* makePeer({ tools: [unlock, echoTool], handlers: { unlock: lateUnlock, echo } })
+        const client = yield* McpClient.connect(peer.transport, { notificationGrace: "300 millis" })
+        let started = Date.now()
+        yield* run(yield* client.toolkit, "echo", { message: "a" })
+        expect(Date.now() - started).toBeLessThan(250)
+        yield* run(yield* client.toolkit, "unlock")
+        expect(yield* eventually(() => peer.lists === 2 && peer.listing === 0)).toBe(true)
+        started = Date.now()
+        yield* run(yield* client.toolkit, "echo", { message: "b" })
         expect(Date.now() - started).toBeGreaterThanOrEqual(290)
-        expect(peer.lists).toBe(1)
+        expect(peer.lists).toBe(2)
       }))
 
     it.scopedLive("no grace for tools the server marks read-only", () =>
@@ -822,7 +826,7 @@ describe("McpClient", () => {
         expect(Date.now() - started).toBeLessThan(3_000)
         expect(error.reason).toBe("Initialize")
         expect(error.message).toBe(
-          "the MCP server (node mcp-fault-server.mjs) did not answer initialize within 1s; " +
+          "the MCP server (node mcp-fault-server.mjs) did not answer server/discover or initialize within 1s; " +
             "its stderr ended with:\nfault server starting in mode silent"
         )
         expect(pid.gone()).toBe(true)
@@ -892,6 +896,7 @@ describe("McpClient", () => {
             "p__huge",
             "p__echo",
             "p__malformed",
+            "p__steps",
             "p__has_space"
           ])
           expect(logs).toContain(

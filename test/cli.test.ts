@@ -6,6 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { McpServer as SdkMcpServer } from "@modelcontextprotocol/server"
+import { Effect } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,6 +16,7 @@ import { widthOf } from "../src/cli/render.js"
 import type { Ran } from "./helpers.js"
 import { runNode } from "./helpers.js"
 import { root, serverEverything } from "./interop/peers.js"
+import { authorizationServer, protectedServer } from "./oauthPeers.js"
 
 const bin = path.join(root, "dist/cli/main.js")
 
@@ -474,6 +477,62 @@ describe.concurrent("agent-tools", () => {
     expect(invalid.stderr).toBe("Error: invalid arguments: message: missing required property, expected a string\n")
     expect(neither.code).toBe(2)
   }, 60_000)
+
+  it.live(
+    "inspect --url signs in: prints the page to open, waits on a loopback redirect, keeps what it got",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const as = yield* authorizationServer()
+        const mcp = yield* protectedServer(as, () => {
+          const server = new SdkMcpServer({ name: "notes", version: "1.0.0" })
+          server.registerTool("read_notes", { description: "Read the notes" }, () => ({
+            content: [{ type: "text", text: "a note" }]
+          }))
+          return server
+        })
+        const store = fs.mkdtempSync(path.join(os.tmpdir(), "cli-auth-"))
+        const inspect = () =>
+          Effect.promise(() =>
+            new Promise<Ran>((resolve, reject) => {
+              const child = ChildProcess.spawn(process.execPath, [
+                bin,
+                "inspect",
+                "--url",
+                mcp.url,
+                "--auth-store",
+                store
+              ], {
+                stdio: ["ignore", "pipe", "pipe"]
+              })
+              let stdout = ""
+              let stderr = ""
+              child.stdout.on("data", (d) => (stdout += d))
+              child.stderr.on("data", (d) => {
+                stderr += d
+                // the user opens the page: the authorization server sends the browser back to the loopback port
+                const page = /^ {2}(http:\/\/\S+)$/m.exec(stderr)?.[1]
+                if (page !== undefined && !stderr.includes("(opened)")) {
+                  stderr += "(opened)"
+                  void fetch(page).then((response) => response.text())
+                }
+              })
+              child.on("error", reject)
+              child.on("close", (code) => resolve({ code, stdout, stderr }))
+            })
+          )
+        const first = yield* inspect()
+        expect(first.stderr).toMatch(/^127\.0\.0\.1:\d+ asks you to sign in\. Open this page in a browser/m)
+        expect(first.code).toBe(0)
+        expect(first.stdout).toMatch(/^notes 1\.0\.0 \(MCP 2026-07-28\)$/m)
+        expect(first.stdout).toMatch(/^read_notes +Read the notes$/m)
+        expect(fs.readdirSync(store).length).toBe(1)
+        // signed in: the next run asks nothing
+        const second = yield* inspect()
+        expect(second).toMatchObject({ code: 0, stderr: "" })
+        expect(as.calls.filter((call) => call === "authorize").length).toBe(1)
+      })),
+    60_000
+  )
 
   it("mcp --http serves the workspace, and inspect --url reaches it", async () => {
     const dir = workspace({ "h.txt": "over http\n" })

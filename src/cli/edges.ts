@@ -10,6 +10,9 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as McpAuth from "../McpAuth.js"
 import * as McpClient from "../McpClient.js"
 import * as McpServer from "../McpServer.js"
 import * as StdioProvider from "../StdioProvider.js"
@@ -103,8 +106,38 @@ const toolTable = (tools: ReadonlyArray<Tool.Any>, sink: Sink): string => {
   return [row("TOOL", "HINTS", "DESCRIPTION"), ...rows].map((r) => r.trimEnd()).join("\n")
 }
 
+/** Where `inspect` keeps what it signed in with: one file per server, its owner's only. */
+const authStoreOf = (given: Option.Option<string>): string =>
+  Option.getOrElse(
+    given,
+    () => Path.join(process.env.XDG_CONFIG_HOME ?? Path.join(Os.homedir(), ".config"), "agent-tools", "mcp-auth")
+  )
+
+/**
+ * Signing in for `inspect --url`: the browser step is the user's (the page's URL on stderr, the authorization
+ * server's redirect caught on a loopback port), the credentials kept in the auth store for the next run.
+ */
+const signIn = (store: Option.Option<string>) =>
+  Effect.map(
+    McpAuth.loopback({
+      onUrl: (request) =>
+        Effect.sync(() =>
+          void process.stderr.write(
+            `${request.server.host} asks you to sign in. Open this page in a browser, then come back here:\n  ${request.url.href}\n`
+          )
+        )
+    }),
+    (redirect) => McpAuth.oauth({ redirect, store: McpAuth.fileStore(authStoreOf(store)), clientName: "agent-tools" })
+  )
+
 export const inspect = Command.make("inspect", {
   url: Options.text("url").pipe(Options.withDescription("A Streamable HTTP endpoint"), Options.optional),
+  authStore: Options.text("auth-store").pipe(
+    Options.withDescription(
+      "Where --url keeps what it signed in with, a file per server (default: ~/.config/agent-tools/mcp-auth)"
+    ),
+    Options.optional
+  ),
   call: Options.text("call").pipe(Options.withDescription("Call this tool and print its result"), Options.optional),
   args: Options.text("args").pipe(
     Options.withDescription("The call's arguments as JSON (default {})"),
@@ -114,20 +147,23 @@ export const inspect = Command.make("inspect", {
     Args.withDescription("A stdio server to start, after --, with its arguments"),
     Args.repeated
   )
-}, ({ args, call, command, url }) =>
+}, ({ args, authStore, call, command, url }) =>
   Effect.scoped(Effect.gen(function*() {
     if (Option.isSome(url) === command.length > 0) {
       return yield* Effect.fail(new UsageError({ message: "give either --url URL or -- <command> [args...]" }))
     }
+    if (Option.isSome(url) && !URL.canParse(url.value)) {
+      return yield* Effect.fail(new UsageError({ message: `--url ${JSON.stringify(url.value)} is not a URL` }))
+    }
     const transport = Option.isSome(url)
-      ? McpClient.http(url.value)
+      ? McpClient.http(url.value, { auth: yield* signIn(authStore) })
       : McpClient.stdio({ command: command[0], args: command.slice(1) })
     const client = yield* McpClient.connect(transport)
     const kit = yield* client.toolkit
     if (Option.isNone(call)) {
       // what a server says about itself goes through writeText, which drops control characters on the way
       const sink = stdoutSink()
-      writeText(sink, `${client.serverInfo.name} ${client.serverInfo.version}`)
+      writeText(sink, `${client.serverInfo.name} ${client.serverInfo.version} (MCP ${client.protocolVersion})`)
       if (client.instructions !== undefined) writeText(sink, client.instructions)
       sink.write(`\n${toolTable(kit.tools, sink)}\n`)
       return
@@ -150,6 +186,7 @@ export const inspect = Command.make("inspect", {
     process.stdout.write(text.endsWith("\n") ? text : `${text}\n`)
   }))).pipe(
     Command.withDescription(
-      "Connect to any MCP server (--url URL, or -- <command> [args]) and list its tools; --call <tool> --args <json> calls one"
+      "Connect to any MCP server (--url URL, or -- <command> [args]) and list its tools; --call <tool> --args <json> " +
+        "calls one. A server that asks you to sign in prints a page to open (--auth-store keeps the result)"
     )
   )

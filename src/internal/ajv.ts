@@ -139,13 +139,19 @@ export type Validator = (value: unknown) => Array<Problem> | undefined
  * A validator for a JSON Schema, compiled on its first use. Throws at once when the schema is not valid against
  * its draft's meta-schema (a programmer error at construction, or a server that sent a broken schema, which the
  * caller reports); a schema that passes that check but still cannot be compiled (a `$ref` to nothing) throws on
- * the first call instead.
+ * the first call instead. With `checkOnFirstUse` the meta-schema check waits for that first call too, so making
+ * the validator costs no Ajv work at all (a remote server's listing: its first check compiles the meta-schema, 35
+ * to 110 ms, that no listing should pay).
  */
-export const compile = (schema: Record<string, unknown>): Validator => {
+export const compile = (
+  schema: Record<string, unknown>,
+  options?: { readonly checkOnFirstUse?: boolean | undefined }
+): Validator => {
   const draft = draftOf(schema)
   // `$id` would register the schema globally and make a second tool with the same id fail to compile.
   const { $id: _id, $schema: _schema, ...rest } = schema
-  generationFor(draft).ajv.validateSchema(rest, true)
+  // checked against its draft's meta-schema now, unless that waits for the compilation (which checks it too)
+  if (options?.checkOnFirstUse !== true) generationFor(draft).ajv.validateSchema(rest, true)
   let validate: ValidateFunction | undefined
   return (value) => {
     if (validate === undefined) {
@@ -174,9 +180,10 @@ export const compile = (schema: Record<string, unknown>): Validator => {
  * model to send for a property it leaves out. The input is never changed: a copy drops the keys.
  */
 export const decoder = (
-  schema: Record<string, unknown>
+  schema: Record<string, unknown>,
+  options?: { readonly checkOnFirstUse?: boolean | undefined }
 ): (args: Record<string, unknown>) => Either.Either<Record<string, unknown>, Array<Problem>> => {
-  const validate = compile(schema)
+  const validate = compile(schema, options)
   let absent: ((value: unknown) => unknown) | undefined | null = null
   return (args) => {
     const problems = validate(args)

@@ -19,6 +19,19 @@ export const RECORDS_META_KEY = "dev.effect-agent-tools/records"
 /** What the model reads when a remote tool failed without saying anything. */
 export const EMPTY_FAILURE_MESSAGE = "tool call failed"
 
+/**
+ * The prefixes other MCP peers put before an error's text, peeled so the model reads `Error: ` once: a tool that
+ * writes its own `Error: ` into an `isError` result, and a server on the SDK's 1.x line, whose JSON-RPC error
+ * messages start `MCP error <code>: ` (a 1.x client then added a second one).
+ */
+const ERROR_PREFIX = /^(?:Error: |MCP error -?\d+: )+/
+
+/** An error text from another MCP peer without the prefixes it carried (see {@link ERROR_PREFIX}). */
+export const withoutErrorPrefix = (text: string): string => {
+  const peeled = text.replace(ERROR_PREFIX, "")
+  return peeled === "" ? text : peeled
+}
+
 /** MCP's `CallToolResult`, as far as we read and write it. */
 export interface CallToolResult {
   readonly content: ReadonlyArray<unknown>
@@ -77,8 +90,8 @@ export const recordsOf = (meta: unknown): ReadonlyArray<Recorder.Record> => {
 }
 
 /**
- * An MCP result as an outcome of ours: `isError` becomes a `ToolFailure` whose message is the joined text (or
- * {@link EMPTY_FAILURE_MESSAGE}); content parts are kept as they are (every MCP content type is one of ours);
+ * An MCP result as an outcome of ours: `isError` becomes a `ToolFailure` whose message is the joined text without
+ * the `Error: ` a tool may have written before it (or {@link EMPTY_FAILURE_MESSAGE}); content parts are kept as they are (every MCP content type is one of ours);
  * `structuredContent` becomes `structured`; our own record in `_meta` becomes `details`.
  */
 export const fromCallToolResult = (
@@ -90,7 +103,7 @@ export const fromCallToolResult = (
     const text = content.filter((part) => part.type === "text").map((part) => (part as { text: string }).text)
       .join("\n")
     return Either.left(
-      new ToolFailure({ tool, message: text === "" ? EMPTY_FAILURE_MESSAGE : text, error: result })
+      new ToolFailure({ tool, message: text === "" ? EMPTY_FAILURE_MESSAGE : withoutErrorPrefix(text), error: result })
     )
   }
   const records = recordsOf(result._meta)

@@ -23,17 +23,19 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import type * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Path from "node:path"
-import { setImmediate } from "node:timers"
 import * as Elicitation from "../Elicitation.js"
 import type * as McpClient from "../McpClient.js"
+import type * as McpServer from "../McpServer.js"
 import * as Tool from "../Tool.js"
 import type { ToolError } from "../ToolError.js"
 import { ToolFailure, ToolTimeout } from "../ToolError.js"
@@ -44,12 +46,14 @@ import type { Progress } from "./context.js"
 import * as Elicit from "./elicitation.js"
 import * as Lines from "./lines.js"
 import type { CallToolResult } from "./mcp.js"
-import { fromCallToolResult } from "./mcp.js"
+import { fromCallToolResult, withoutErrorPrefix } from "./mcp.js"
+import * as Auth from "./mcpAuth.js"
 import * as Logging from "./mcpLogging.js"
 import * as Sdk from "./mcpSdk.js"
 import * as Peer from "./peer.js"
 import * as Process from "./process.js"
 import { reasonOf } from "./reason.js"
+import * as ToolInternal from "./tool.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // the values McpClient.ts exports
@@ -60,7 +64,16 @@ export const TypeId: McpClient.TypeId = Symbol.for("effect-agent-tools/McpClient
 export class McpClientError extends Schema.TaggedError<McpClientError>("effect-agent-tools/McpClientError")(
   "McpClientError",
   {
-    reason: Schema.Literal("Spawn", "Initialize", "Closed", "Protocol", "TooLarge", "Request"),
+    reason: Schema.Literal(
+      "Spawn",
+      "Initialize",
+      "Closed",
+      "Protocol",
+      "TooLarge",
+      "Request",
+      "Unauthorized",
+      "Broken"
+    ),
     message: Schema.String,
     /** The underlying error (an SDK `McpError`, a process error), for logs. */
     cause: Schema.optional(Schema.Unknown)
@@ -88,6 +101,12 @@ export const RESULT_TOO_LARGE_CODE = -32077
 
 /** Room for the JSON-RPC envelope around a result, on top of `maxResultBytes`, when capping a stdio line. */
 const ENVELOPE_BYTES = 64 * 1024
+
+/**
+ * How soon after the end of a call that saw no `tools/list_changed` a notification marks the server as one that
+ * announces its changes late (see `afterCall`).
+ */
+const LATE_NOTIFICATION_MILLIS = 1_000
 
 /** The most pages a listing follows (a server whose cursors never end must not hang a refresh). */
 const MAX_PAGES = 1_000
@@ -158,8 +177,6 @@ export class ChildTransport implements Sdk.Transport {
   private started = false
   private closed = false
   private readonly backlog: Array<Sdk.JSONRPCMessage> = []
-  private readonly inbox: Array<Sdk.JSONRPCMessage> = []
-  private draining = false
   /** Ids of our requests not yet answered: an oversize line is matched against them. */
   private readonly pending = new Set<string | number>()
 
@@ -169,6 +186,17 @@ export class ChildTransport implements Sdk.Transport {
   ) {
     peer.read({ line: (line) => this.receive(line), oversize: (line) => this.oversize(line) })
   }
+
+  /**
+   * The server's pid. With `stderr`, what tells the SDK a transport is stdio: a `server/discover` probe that goes
+   * unanswered then means a server of the 2025 revisions (it falls back to `initialize`) rather than an outage.
+   */
+  get pid(): number {
+    return this.peer.pid
+  }
+
+  /** Kept by the peer for messages; the SDK only looks for the field. */
+  readonly stderr = null
 
   start(): Promise<void> {
     this.started = true
@@ -204,27 +232,11 @@ export class ChildTransport implements Sdk.Transport {
     return Promise.resolve()
   }
 
-  /**
-   * Hands messages to the SDK one per macrotask, in order. The SDK handles a notification a microtask after it
-   * arrives but a response at once, and forgets a request's progress handler with its response: a progress
-   * notification and the result read from one chunk would lose the progress. One message per turn of the event
-   * loop lets each message's handlers finish before the next one is seen.
-   */
+  /** Hands a message to the SDK, or keeps it until `start` (the order {@link deliverResponsesLast} needs is set there). */
   private deliver(message: Sdk.JSONRPCMessage): void {
     if (this.closed) return
     if (!this.started) return void this.backlog.push(message)
-    this.inbox.push(message)
-    if (this.draining) return
-    this.draining = true
-    setImmediate(() => this.drain())
-  }
-
-  private drain(): void {
-    const message = this.inbox.shift()
-    if (message !== undefined && !this.closed) this.onmessage?.(message)
-    if (this.inbox.length > 0 && !this.closed) return void setImmediate(() => this.drain())
-    this.inbox.length = 0
-    this.draining = false
+    this.onmessage?.(message)
   }
 
   private receive(line: string): void {
@@ -268,6 +280,111 @@ export class ChildTransport implements Sdk.Transport {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// the order the SDK sees messages in
+// ---------------------------------------------------------------------------------------------------------------
+
+type OnMessage = NonNullable<Sdk.Transport["onmessage"]>
+
+const isResponse = (message: Sdk.JSONRPCMessage): boolean => !("method" in message) && "id" in message
+
+/**
+ * Makes any transport hand the SDK each response one microtask after it arrives. The SDK runs a notification's
+ * handler a microtask after the notification arrives, but a response's at once, and forgets a request's progress
+ * handler with its response: a server's last progress notification and its result in one burst (one chunk of a
+ * pipe or a socket, several SSE events) lost the progress, every time, whatever the transport. Deferred by one
+ * microtask (microtasks run in order), a response is handled after every notification that came before it, at no
+ * cost a caller can see: no macrotask, no copy.
+ *
+ * The transport keeps its identity (the SDK tells its own transports apart by class): its `onmessage` becomes an
+ * accessor, and whatever handler the SDK installs is wrapped as it is installed.
+ */
+export const deliverResponsesLast = (
+  transport: Sdk.Transport,
+  onResponse?: (id: string | number) => void
+): void => {
+  const wrap = (handler: OnMessage): OnMessage => (message, extra) => {
+    if (isResponse(message)) {
+      if (onResponse !== undefined && "id" in message && message.id !== undefined) onResponse(message.id)
+      queueMicrotask(() => handler(message, extra))
+    } else {
+      handler(message, extra)
+    }
+  }
+  let wrapped: OnMessage | undefined = transport.onmessage === undefined ? undefined : wrap(transport.onmessage)
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    enumerable: true,
+    get: () => wrapped,
+    set: (handler: OnMessage | undefined) => {
+      wrapped = handler === undefined ? undefined : wrap(handler)
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// broken requests
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * The JSON-RPC error code of the answer made up for a request whose connection broke before the server answered
+ * it (see {@link watchRequests}).
+ */
+export const CONNECTION_BROKEN_CODE = -32078
+
+/** A request that could not be sent: the network failed under it (the server may have got it). */
+class ConnectionBroken extends Error {
+  constructor(readonly reason: unknown) {
+    super(`the connection broke: ${reasonOf(reason)}`)
+  }
+}
+
+/** Whether a request failed because its connection broke before the answer (never the server's answer). */
+export const isBroken = (error: unknown): boolean =>
+  error instanceof ConnectionBroken || Sdk.errorCode(error) === CONNECTION_BROKEN_CODE
+
+/**
+ * Over a transport that opens one connection per request (Streamable HTTP), makes a request whose connection breaks
+ * before the server answers it fail at once, telling it apart from every other failure: the SDK waits for such a
+ * request until its timeout (a POST whose stream ended without the answer), or fails it with the network's own
+ * error (a POST refused or cut before its answer began). The first gets an error answer made up here (code
+ * {@link CONNECTION_BROKEN_CODE}); the second is failed with a {@link ConnectionBroken}. Either way
+ * {@link isBroken} says so, and a caller that knows the request is safe to repeat sends it again, on a fresh
+ * connection. A request aborted on purpose (a cancelled call) is neither.
+ */
+const watchRequests = (transport: Sdk.Transport): void => {
+  const waiting = new Set<string | number>()
+  deliverResponsesLast(transport, (id) => void waiting.delete(id))
+  const send = transport.send.bind(transport)
+  transport.send = (message, options) => {
+    if (!("method" in message) || !("id" in message) || message.id === undefined) return send(message, options)
+    const id = message.id
+    waiting.add(id)
+    const signal = options?.requestSignal
+    const answered = () => void waiting.delete(id)
+    signal?.addEventListener("abort", answered, { once: true })
+    const ended = options?.onRequestStreamEnd
+    return send(message, {
+      ...options,
+      onRequestStreamEnd: () => {
+        ended?.()
+        signal?.removeEventListener("abort", answered)
+        if (!waiting.delete(id)) return
+        transport.onmessage?.({
+          jsonrpc: "2.0",
+          id,
+          error: { code: CONNECTION_BROKEN_CODE, message: "the connection broke before the server answered" }
+        })
+      }
+    }).catch((error: unknown) => {
+      waiting.delete(id)
+      signal?.removeEventListener("abort", answered)
+      // fetch fails with a TypeError when the network does; anything else is an answer, or ours
+      throw error instanceof TypeError && signal?.aborted !== true ? new ConnectionBroken(error) : error
+    })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // the session
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -287,11 +404,31 @@ interface Settings {
   readonly maxResultBytes: number
   readonly maxTools: number
   readonly permission: string | undefined
+  readonly replay: Readonly<Record<string, Tool.Replay>>
+  readonly revision: "auto" | "legacy" | "2026-07-28"
+  readonly logLevel: LogLevel.LogLevel | undefined
+  readonly sampling: McpClient.Sampler | undefined
 }
 
 interface Session {
-  readonly client: Sdk.Client
+  /** Set once the attempt that made this session has made its client. */
+  client: Sdk.Client
+  /** The transport the client talks over (an HTTP one finishes an authorization). */
+  transport: Sdk.Transport
   readonly settings: Settings
+  /** The OAuth provider of an `McpClient.http` given an `McpAuth.OAuth`, shared by every attempt. */
+  readonly auth: Auth.OAuthProvider | undefined
+  /** One authorization at a time: calls that all need one wait for the first. */
+  readonly authorizing: Effect.Semaphore
+  /** Whether the session speaks 2026-07-28 (negotiated with `server/discover`). */
+  modern: boolean
+  /** Added to every request's `_meta` (a 2026-07-28 session's log level). */
+  requestMeta: Record<string, unknown> | undefined
+  /**
+   * Whether the SDK mirrors arguments into `Mcp-Param-*` headers (2026-07-28 over HTTP): a tool whose
+   * `x-mcp-header` declarations break the rules is then left out.
+   */
+  mirrorsHeaders: boolean
   /** How the server is named in messages. */
   label: string
   /** Set once, when the session can no longer carry calls; `died` completes at the same moment. */
@@ -317,6 +454,13 @@ interface Session {
   landed: number
   /** Whether the server advertised `tools.listChanged`. */
   listChanged: boolean
+  /**
+   * Whether the server has been seen to send `tools/list_changed` after the result of the call that changed its
+   * list ({@link LATE_NOTIFICATION_MILLIS}): only then do calls pay the grace.
+   */
+  lateNotifier: boolean
+  /** When the last call that could have changed the list ended without having seen a notification. */
+  quietEnd: number
   snapshot: Snapshot
   readonly lock: Effect.Semaphore
 }
@@ -492,6 +636,14 @@ const requestError = (session: Session, method: string, what: string, error: unk
       cause: error
     })
   }
+  if (isBroken(error)) {
+    return new McpClientError({
+      reason: "Broken",
+      message: `the connection to the ${session.label} broke before it answered ${what}`,
+      cause: error
+    })
+  }
+  if (Auth.isAuthFailure(error)) return unauthorized(session, error)
   const sdkMessage = Sdk.errorMessage(error)
   if (sdkMessage !== undefined) {
     return new McpClientError({ reason: "Request", message: `${what} failed: ${sdkMessage}`, cause: error })
@@ -566,7 +718,8 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
       // compiling schemas is synchronous work: the listing's deadline must be able to fire between tools
       if (i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1) yield* Process.yieldToEventLoop
       const name = localName(session, remote.name)
-      const unusable = unusableName(remote.name, name, seen)
+      const unusable = unusableName(remote.name, name, seen) ??
+        (session.mirrorsHeaders ? headerDeclarationProblem(remote.inputSchema) : undefined)
       if (unusable !== undefined) {
         yield* Effect.logWarning(
           `the ${session.label} lists a tool ${preview(remote.name)} that cannot be offered${
@@ -576,7 +729,8 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
         continue
       }
       try {
-        tools.push(remoteTool(session, remote, name))
+        // no Ajv work while listing: each tool checks and compiles its schema on its first call
+        tools.push(ToolInternal.withSchemaCheckOnFirstCall(() => remoteTool(session, remote, name)))
         seen.add(name)
       } catch (error) {
         yield* Effect.logWarning(
@@ -587,26 +741,185 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
     return { tools, toolkit: Toolkit.make(...tools) }
   })
 
+/** RFC 9110's `token`: what an `x-mcp-header` name may be. */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** The types a property named in a header may have (a `number` is not one: its text is not canonical). */
+const HEADER_TYPES: ReadonlySet<unknown> = new Set(["string", "integer", "boolean"])
+
+/** The keywords under which a property is not reachable by `properties` alone (SEP-2243's static reachability). */
+const UNREACHABLE_UNDER = [
+  "items",
+  "prefixItems",
+  "contains",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "propertyNames",
+  "patternProperties",
+  "dependentSchemas",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "$defs",
+  "definitions"
+]
+
+/** Whether a JSON value has a member named `name` anywhere (a walk that allocates nothing: most schemas have none). */
+const hasMember = (node: unknown, name: string, depth = 0): boolean => {
+  if (typeof node !== "object" || node === null || depth > MAX_SCHEMA_DEPTH) return false
+  if (Array.isArray(node)) {
+    for (const each of node) if (hasMember(each, name, depth + 1)) return true
+    return false
+  }
+  for (const key in node) {
+    if (key === name || hasMember((node as Record<string, unknown>)[key], name, depth + 1)) return true
+  }
+  return false
+}
+
+const declaresHeaders = (schema: unknown): boolean => hasMember(schema, "x-mcp-header")
+
+/**
+ * Why a tool's `x-mcp-header` declarations break MCP 2026-07-28's rules (SEP-2243), or `undefined`: a header name
+ * must be a non-empty RFC 9110 token, unique whatever its case, on a string, integer or boolean property reached by
+ * `properties` alone. Over Streamable HTTP the SDK mirrors such arguments into `Mcp-Param-*` headers, and MCP asks
+ * a client to leave out a tool whose declarations it could not honour.
+ */
+export const headerDeclarationProblem = (inputSchema: unknown): string | undefined => {
+  if (!declaresHeaders(inputSchema)) return undefined
+  const seen = new Map<string, string>()
+  const visit = (node: unknown, path: ReadonlyArray<string>, reachable: boolean, depth: number): string | undefined => {
+    if (!isRecord(node) || depth > MAX_SCHEMA_DEPTH) return undefined
+    const where = path.length === 0 ? "the root" : path.join(".")
+    if ("x-mcp-header" in node) {
+      const header = node["x-mcp-header"]
+      if (!reachable || path.length === 0) {
+        return `${where}: x-mcp-header is allowed only on a property reached by properties`
+      }
+      if (typeof header !== "string" || header === "") return `${where}: x-mcp-header must be a non-empty string`
+      if (!HTTP_TOKEN.test(header)) return `${where}: x-mcp-header ${JSON.stringify(header)} is not an HTTP token`
+      if (!HEADER_TYPES.has(node.type)) return `${where}: x-mcp-header is allowed only on a string, integer or boolean`
+      const earlier = seen.get(header.toLowerCase())
+      if (earlier !== undefined) {
+        return `x-mcp-header ${JSON.stringify(header)} is declared twice (also as ${JSON.stringify(earlier)})`
+      }
+      seen.set(header.toLowerCase(), header)
+    }
+    if (isRecord(node.properties)) {
+      for (const [key, child] of Object.entries(node.properties)) {
+        const problem = visit(child, [...path, key], reachable, depth + 1)
+        if (problem !== undefined) return problem
+      }
+    }
+    for (const keyword of UNREACHABLE_UNDER) {
+      const sub = node[keyword]
+      const branches = Array.isArray(sub) ? sub : isRecord(sub) && (keyword === "patternProperties" ||
+          keyword === "dependentSchemas" || keyword === "$defs" || keyword === "definitions")
+        ? Object.values(sub)
+        : [sub]
+      for (const branch of branches) {
+        const problem = visit(branch, [...path, `<${keyword}>`], false, depth + 1)
+        if (problem !== undefined) return problem
+      }
+    }
+    return undefined
+  }
+  return visit(inputSchema, [], true, 0)
+}
+
+/** The keywords of a JSON Schema whose value is a schema, a list of schemas, or a map of names to schemas. */
+const ONE_SCHEMA = ["additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames"]
+const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems", "items"]
+const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]
+
+/** How deep {@link defaultsOptional} rewrites; a deeper schema is left as the server sent it below that. */
+const MAX_SCHEMA_DEPTH = 64
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A remote schema with every property that has a `default` taken out of `required`, at any depth; the same object
+ * when there is none. zod 4 lists such properties as required (its input type would not), and the server fills the
+ * default in for a call that leaves one out: checked as the server sent it, a call it would accept was refused
+ * here. Copy-on-write: the server's objects are never changed.
+ */
+export const defaultsOptional = (schema: unknown): unknown =>
+  hasMember(schema, "default") ? optionalWhereDefault(schema, 0) : schema
+
+const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
+  if (!isRecord(schema) || depth >= MAX_SCHEMA_DEPTH) return schema
+  let out: Record<string, unknown> | undefined
+  const set = (key: string, value: unknown) => {
+    if (value === schema[key]) return
+    out ??= { ...schema }
+    out[key] = value
+  }
+  const properties = schema.properties
+  if (isRecord(properties) && Array.isArray(schema.required)) {
+    const required = schema.required.filter((name) =>
+      !(typeof name === "string" && isRecord(properties[name]) && "default" in properties[name])
+    )
+    if (required.length !== schema.required.length) set("required", required)
+  }
+  for (const key of ONE_SCHEMA) set(key, optionalWhereDefault(schema[key], depth + 1))
+  for (const key of SCHEMA_LISTS) {
+    const list = schema[key]
+    if (!Array.isArray(list)) continue
+    const mapped = list.map((each) => optionalWhereDefault(each, depth + 1))
+    if (mapped.some((each, i) => each !== list[i])) set(key, mapped)
+  }
+  for (const key of SCHEMA_MAPS) {
+    const map = schema[key]
+    if (!isRecord(map)) continue
+    let mapped: Record<string, unknown> | undefined
+    for (const [name, each] of Object.entries(map)) {
+      const rewritten = optionalWhereDefault(each, depth + 1)
+      if (rewritten !== each) (mapped ??= { ...map })[name] = rewritten
+    }
+    if (mapped !== undefined) set(key, mapped)
+  }
+  return out ?? schema
+}
+
 const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dynamic => {
   const annotations = annotationsOf(remote)
   const title = remote.title ?? remote.annotations?.title
   const resource = override(session.settings.resource, remote.name, name)
   const sequential = override(session.settings.sequential, remote.name, name)
+  const replay = override(session.settings.replay, remote.name, name)
   // a tool the server marks read-only cannot have changed the list without lying: no grace for it
   const grace = remote.annotations?.readOnlyHint !== true
+  // sending a call again is safe by the server's word (read-only, idempotent) or the host's (replay: "safe")
+  const safe = remote.annotations?.readOnlyHint === true || remote.annotations?.idempotentHint === true ||
+    replay === "safe"
+  const rules: CallRules = {
+    grace,
+    safe,
+    // without its output schema: the SDK would compile one for every call given a definition
+    headers: session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
+      ? { ...remote, outputSchema: undefined }
+      : undefined
+  }
   return Tool.fromJsonSchema(name, {
     description: remote.description ?? title ?? "",
     title,
     annotations,
-    parameters: remote.inputSchema as Tool.JsonSchema,
+    // a property with a default is optional, whatever `required` says (see defaultsOptional)
+    parameters: defaultsOptional(remote.inputSchema) as Tool.JsonSchema,
     outputSchema: remote.outputSchema as Tool.JsonSchema | undefined,
     resource,
     sequential,
+    replay,
     permission: session.settings.permission === undefined ? undefined : {
       action: session.settings.permission,
       describe: (args) => `call ${remote.name} on the ${session.label} with ${preview(args, 200)}`
     },
-    handler: (args) => callTool(session, remote.name, name, grace, args)
+    handler: (args) => callTool(session, remote, name, rules, args)
   })
 }
 
@@ -617,9 +930,34 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dyna
 const failure = (tool: string, error: McpClientError): ToolFailure =>
   new ToolFailure({ tool, message: error.message, error })
 
+/** An authorization that failed, or that this client could not have (it was given no `auth`). */
+const unauthorized = (session: Session, error: unknown): McpClientError =>
+  error instanceof McpClientError ? error : new McpClientError({
+    reason: "Unauthorized",
+    message: session.auth === undefined
+      ? `the ${session.label} asks for authorization, and this client has no way to sign in (McpClient.http's auth): ${
+        Auth.describe(error)
+      }`
+      : `authorizing with the ${session.label} failed: ${Auth.describe(error)}`,
+    cause: error
+  })
+
+/** A call whose connection broke before the answer, as the call's error (see {@link recovering}). */
+const broken = (session: Session, safe: boolean, error: unknown): McpClientError =>
+  new McpClientError({
+    reason: "Broken",
+    message: safe
+      ? `the connection to the ${session.label} broke before it answered, again after the call was sent once more`
+      : `the connection to the ${session.label} broke before it answered: the call may have run there, and it is ` +
+        `not sent again, since running it twice may not be safe (the server does not mark it read-only or ` +
+        `idempotent, and the host did not give it replay: "safe")`,
+    cause: error
+  })
+
 /** A failed request as the call's error. */
-const callError = (session: Session, tool: string, error: unknown): ToolError => {
+const callError = (session: Session, tool: string, safe: boolean, error: unknown): ToolError => {
   if (session.dead !== undefined) return failure(tool, session.dead)
+  if (error instanceof McpClientError) return failure(tool, error)
   if (Sdk.isTimeout(error)) {
     const total = (Sdk.errorData(error) as { maxTotalTimeout?: unknown } | undefined)?.maxTotalTimeout !== undefined
     return new ToolTimeout({
@@ -627,6 +965,8 @@ const callError = (session: Session, tool: string, error: unknown): ToolError =>
       timeout: Duration.millis(total ? session.settings.maxTotalMillis : session.settings.timeoutMillis)
     })
   }
+  if (isBroken(error)) return failure(tool, broken(session, safe, error))
+  if (Auth.isAuthFailure(error)) return failure(tool, unauthorized(session, error))
   if (Sdk.errorCode(error) === RESULT_TOO_LARGE_CODE) {
     const data = Sdk.errorData(error) as { bytes?: number } | undefined
     return failure(
@@ -641,79 +981,183 @@ const callError = (session: Session, tool: string, error: unknown): ToolError =>
   // the server's own answer to the call (an unknown tool, arguments it refused): its words, for the model
   const answered = Sdk.errorMessage(error)
   if (answered !== undefined) {
-    return failure(tool, new McpClientError({ reason: "Request", message: answered, cause: error }))
+    return failure(tool, new McpClientError({ reason: "Request", message: withoutErrorPrefix(answered), cause: error }))
   }
   return failure(tool, requestError(session, "tools/call", "the call", error))
+}
+
+/**
+ * Finishes the authorization the server asked for: the host's browser step, then the code redeemed (see
+ * `Auth.authorize`). One at a time; a request that waited while another finished one (new tokens since it was
+ * sent, `seen`) just goes again.
+ */
+const authorizeNow = (session: Session, seen: number): Effect.Effect<void, McpClientError> =>
+  session.authorizing.withPermits(1)(Effect.suspend(() => {
+    const auth = session.auth
+    const transport = session.transport as Partial<Auth.Finisher>
+    if (auth === undefined || typeof transport.finishAuth !== "function") {
+      return Effect.fail(unauthorized(session, new Sdk.UnauthorizedError()))
+    }
+    if (auth.generation !== seen) return Effect.void
+    return Auth.authorize(auth, transport as Auth.Finisher).pipe(
+      Effect.flatMap((done) =>
+        done ? Effect.void : Effect.fail(
+          new Auth.McpAuthError({
+            reason: "Redirect",
+            message: "the server refused the token it was given, and no new authorization was started"
+          })
+        )
+      ),
+      Effect.mapError((error) => unauthorized(session, error))
+    )
+  }))
+
+/**
+ * A request of the session, sent again when what stopped it is mended: an authorization the server asked for
+ * (after the browser step, {@link authorizeNow}), or a connection that broke before the answer when the request
+ * is `safe` to repeat (a fresh request, on a fresh connection). Each at most once; the session's death and every
+ * other failure are failures.
+ */
+const recovering = <A>(
+  session: Session,
+  safe: boolean,
+  send: Effect.Effect<A, unknown>
+): Effect.Effect<A, unknown> => {
+  const attempt = (reissued: boolean, authorized: boolean): Effect.Effect<A, unknown> =>
+    Effect.suspend(() => {
+      const generation = session.auth?.generation ?? 0
+      return Effect.catchAll(send, (error) => {
+        if (session.dead !== undefined) return Effect.fail(error)
+        if (safe && !reissued && isBroken(error)) return attempt(true, authorized)
+        if (!authorized && session.auth !== undefined && Auth.isUnauthorized(error)) {
+          return Effect.zipRight(authorizeNow(session, generation), attempt(reissued, true))
+        }
+        return Effect.fail(error)
+      })
+    })
+  return attempt(false, false)
 }
 
 /**
  * One call: the request (with a progress token, the inactivity timeout reset by progress, and the total cap), its
  * progress forwarded as `Tool.progress` in order and before the result, the result's size checked and mapped, then
  * the wait the grace rule asks for. Interruption aborts the request and returns at once; the session's death fails
- * it at once.
+ * it at once. A call that needed an authorization, or whose connection broke, is sent again as
+ * {@link recovering} says (inline here: a call is the hot path, and the layers of a wrapper cost it).
  */
 const callTool = (
   session: Session,
-  remote: string,
+  remote: Sdk.Tool,
   local: string,
-  grace: boolean,
+  rules: CallRules,
   args: Record<string, unknown>
 ): Effect.Effect<ToolResult.ToolResult, ToolError> =>
-  Effect.suspend(() => {
-    if (session.dead !== undefined) return Effect.fail(failure(local, session.dead))
-    const seen = session.notified
-    const settings = session.settings
-    const call = new InFlight(session, (signal, onprogress) =>
-      session.client.callTool({ name: remote, arguments: args }, {
-        signal,
-        timeout: settings.timeoutMillis,
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: settings.maxTotalMillis,
-        onprogress
-      }))
-    return Effect.matchEffect(
-      call.wait,
-      {
-        onFailure: (error) =>
-          Effect.zipRight(
-            session.settled,
-            Effect.suspend(() =>
-              Effect.fail(callError(session, local, error))
-            )
-          ),
-        onSuccess: (raw) => {
-          if (exceedsBytes(raw, settings.maxResultBytes)) {
-            return Effect.fail(
-              failure(
-                local,
-                new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) })
-              )
-            )
-          }
-          const outcome = fromCallToolResult(local, raw as CallToolResult)
-          return Effect.zipRight(afterCall(session, seen, grace), outcome)
+  Effect.suspend(() =>
+    session.dead !== undefined
+      ? Effect.fail(failure(local, session.dead))
+      : sendCall(session, remote, local, rules, args, session.notified, false, false)
+  )
+
+/** What a remote tool's calls follow: whether they wait out the grace, and whether sending one again is safe. */
+interface CallRules {
+  readonly grace: boolean
+  readonly safe: boolean
+  /** The definition the SDK mirrors `x-mcp-header` arguments from (2026-07-28 over HTTP), when it has any. */
+  readonly headers: Sdk.Tool | undefined
+}
+
+const sendCall = (
+  session: Session,
+  remote: Sdk.Tool,
+  local: string,
+  rules: CallRules,
+  args: Record<string, unknown>,
+  seen: number,
+  reissued: boolean,
+  authorized: boolean
+): Effect.Effect<ToolResult.ToolResult, ToolError> => {
+  const settings = session.settings
+  const meta = session.requestMeta
+  const generation = session.auth?.generation ?? 0
+  const call = new InFlight(session, (signal, onprogress) =>
+    session.client.callTool(
+      meta === undefined ? { name: remote.name, arguments: args } : { name: remote.name, arguments: args, _meta: meta },
+      rules.headers === undefined
+        ? {
+          signal,
+          timeout: settings.timeoutMillis,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: settings.maxTotalMillis,
+          onprogress
+        }
+        : {
+          signal,
+          timeout: settings.timeoutMillis,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: settings.maxTotalMillis,
+          onprogress,
+          toolDefinition: rules.headers
+        }
+    ))
+  return Effect.matchEffect(call.wait, {
+    onFailure: (error) => {
+      if (session.dead === undefined) {
+        if (rules.safe && !reissued && isBroken(error)) {
+          return sendCall(session, remote, local, rules, args, seen, true, authorized)
+        }
+        if (!authorized && session.auth !== undefined && Auth.isUnauthorized(error)) {
+          return Effect.zipRight(
+            Effect.mapError(authorizeNow(session, generation), (reason) => failure(local, reason)),
+            sendCall(session, remote, local, rules, args, seen, reissued, true)
+          )
         }
       }
-    )
+      return Effect.zipRight(
+        session.settled,
+        Effect.suspend(() => Effect.fail(callError(session, local, rules.safe, error)))
+      )
+    },
+    onSuccess: (raw) => {
+      if (exceedsBytes(raw, settings.maxResultBytes)) {
+        return Effect.fail(
+          failure(local, new McpClientError({ reason: "TooLarge", message: tooLargeMessage(settings.maxResultBytes) }))
+        )
+      }
+      const outcome = fromCallToolResult(local, raw as CallToolResult)
+      const wait = afterCall(session, seen, rules.grace)
+      return wait === undefined ? outcome : Effect.zipRight(wait, outcome)
+    }
   })
+}
 
 /**
- * The grace rule. A call that saw `tools/list_changed` returns once a listing that started after it has ended. A
- * call that saw none waits up to the grace for one (a server may send it on a timer after the change), then the
- * same; not for read-only tools, nor for servers that never announce changes. The wait also ends if the session
- * dies.
+ * The grace rule. A call that saw `tools/list_changed` returns once a listing that started after it has ended, so
+ * the next turn offers the new tools. A call that saw none returns at once, unless the server has been seen to send
+ * its notification after the result of the call that made the change (on a timer, as the Go SDK does, or on
+ * another stream, as Streamable HTTP carries it): then it waits up to the grace for one, and for its listing. Never
+ * for tools the server marks read-only, nor for servers that do not announce changes; the wait also ends if the
+ * session dies. A server that sends its notification before its result (what the SDKs do on the request's own
+ * stream) never costs a wait; a late one costs it from its first late notification on. `undefined` for no wait.
  */
-const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effect<void> => {
+const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effect<void> | undefined => {
   const landed = Effect.suspend(() => {
     const target = session.notified
     return waitUntil(session, () => session.landed >= target || session.dead !== undefined)
   })
   if (session.notified > seen) return landed
-  if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return Effect.void
+  if (!grace || !session.listChanged || session.settings.graceMillis <= 0) return undefined
+  if (!session.lateNotifier) {
+    session.quietEnd = Date.now()
+    return undefined
+  }
   return Peer.race(
     waitUntil(session, () => session.notified > seen || session.dead !== undefined),
     Process.realSleep(session.settings.graceMillis)
-  ).pipe(Effect.zipRight(Effect.suspend(() => (session.notified > seen ? landed : Effect.void))))
+  ).pipe(Effect.zipRight(Effect.suspend(() => {
+    if (session.notified > seen) return landed
+    session.quietEnd = Date.now()
+    return Effect.void
+  })))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -728,12 +1172,18 @@ const listPages = (session: Session, timeoutMillis: number): Effect.Effect<Reado
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
       if (session.dead !== undefined) return yield* Effect.fail(session.dead)
-      const params = cursor === undefined ? {} : { cursor }
+      const meta = session.requestMeta
+      const params = { ...(cursor === undefined ? {} : { cursor }), ...(meta === undefined ? {} : { _meta: meta }) }
       const result = yield* Effect.catchAll(
-        // one page per request: the SDK's own `listTools()` walks every page itself, past our bounds
-        inFlight(
+        // one page per request: the SDK's own `listTools()` walks every page itself, past our bounds; a listing is
+        // safe to send again
+        recovering(
           session,
-          (signal) => session.client.request({ method: "tools/list", params }, { signal, timeout: timeoutMillis })
+          true,
+          inFlight(
+            session,
+            (signal) => session.client.request({ method: "tools/list", params }, { signal, timeout: timeoutMillis })
+          )
         ),
         (error) =>
           Effect.zipRight(
@@ -801,6 +1251,21 @@ const refreshNow = (session: Session): Effect.Effect<Snapshot, McpClientError> =
     )
   }))
 
+/**
+ * The snapshot, once a listing has covered every `tools/list_changed` already received (the follower's listing,
+ * bounded by `timeout`): a host that reads the toolkit for its next turn just after a late notification offers the
+ * new tools. At once when nothing is pending, or the session is dead.
+ */
+const current = (session: Session): Effect.Effect<Snapshot> =>
+  Effect.suspend(() => {
+    if (session.landed >= session.notified || session.dead !== undefined) return Effect.succeed(session.snapshot)
+    const target = session.notified
+    return Effect.map(
+      waitUntil(session, () => session.landed >= target || session.dead !== undefined),
+      () => session.snapshot
+    )
+  })
+
 /** Follows `tools/list_changed`: one listing for any number of notifications that arrived before it started. */
 const follower = (session: Session): Effect.Effect<never> =>
   Effect.forever(
@@ -844,9 +1309,84 @@ const answerElicitation = async (
   )
 }
 
+/** What a server's `sampling/createMessage` asks, as `McpClient.Sampler` takes it (fields MCP does not define left out). */
+const samplingRequestOf = (params: Record<string, unknown>): McpServer.SamplingRequest => {
+  const picked: Record<string, unknown> = {}
+  for (
+    const key of [
+      "messages",
+      "maxTokens",
+      "systemPrompt",
+      "temperature",
+      "stopSequences",
+      "modelPreferences",
+      "includeContext",
+      "metadata"
+    ]
+  ) {
+    if (params[key] !== undefined) picked[key] = params[key]
+  }
+  return picked as unknown as McpServer.SamplingRequest
+}
+
+/**
+ * A server's request for a completion, answered by the host's `Sampler`; the server cancelling its request
+ * interrupts it, and a failure is answered as an error whose message is the failure's.
+ */
+const answerSampling = async (
+  runtime: Runtime.Runtime<never>,
+  sampler: McpClient.Sampler,
+  params: Record<string, unknown>,
+  signal: AbortSignal
+) => {
+  const exit = await Runtime.runPromiseExit(runtime)(sampler(samplingRequestOf(params)), { signal })
+  if (Exit.isFailure(exit)) {
+    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+    throw new Error(failure?.message ?? "the host's model could not answer")
+  }
+  const { content, model, role, stopReason } = exit.value
+  // our content parts are MCP's, read-only
+  return { role, content: content as Sdk.SamplingContent, model, ...(stopReason === undefined ? {} : { stopReason }) }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// ending
+// ---------------------------------------------------------------------------------------------------------------
+
+/** How long closing waits for the server to answer the `DELETE` that ends an HTTP session. */
+const END_SESSION_MILLIS = 2_000
+
+/**
+ * Ends an HTTP session the way MCP asks a client that is done with one: a `DELETE` with its session id, so the
+ * server frees it now rather than when it expires (servers in the wild kept every session a client left). Any
+ * transport that can (the SDK's Streamable HTTP, ours or one handed to `connect`), and only when there is a session
+ * (2026-07-28 has none); bounded, and whatever the answer (`405` included), closing goes on.
+ */
+const endSession = (transport: Sdk.Transport): Promise<void> => {
+  const terminable = transport as { readonly sessionId?: unknown; readonly terminateSession?: unknown }
+  if (typeof terminable.terminateSession !== "function" || terminable.sessionId === undefined) {
+    return Promise.resolve()
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    (terminable.terminateSession as () => Promise<void>).call(transport).catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, END_SESSION_MILLIS)
+    })
+  ]).finally(() => clearTimeout(timer))
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // connecting
 // ---------------------------------------------------------------------------------------------------------------
+
+export const STDIO_PROBE_TIMEOUT: Duration.DurationInput = "5 seconds"
+
+/** How many times `connect` finishes an authorization and tries again before it gives up. */
+const MAX_AUTHORIZATIONS = 2
+
+/** The pause before a 2026-07-28 session listens for changes again after the stream dropped. */
+const RELISTEN_MILLIS = 1_000
 
 const millis = (input: Duration.DurationInput | undefined, fallback: Duration.DurationInput): number =>
   Duration.toMillis(Duration.decode(input ?? fallback))
@@ -863,27 +1403,25 @@ const commandLabel = (command: string, args: ReadonlyArray<string>): string => {
   return [command, ...(operand === undefined ? [] : [operand])].map((part) => Path.basename(part)).join(" ")
 }
 
-export const connect = (
-  transport: McpClient.Transport,
-  options: McpClient.Options
-): Effect.Effect<McpClient.McpClient, McpClientError, Scope.Scope> =>
-  Effect.gen(function*() {
+/** The options checked (a bad one is a defect, like a bad regexp literal), with their defaults. */
+const settingsOf = (options: McpClient.Options): Effect.Effect<Settings> =>
+  Effect.suspend(() => {
     if (options.prefix !== undefined && !/^[a-zA-Z0-9_-]{1,61}$/.test(options.prefix)) {
-      return yield* Effect.dieMessage(
+      return Effect.dieMessage(
         `invalid MCP client prefix ${JSON.stringify(options.prefix)}: a prefix is letters, digits, "_" or "-"`
       )
     }
     if (options.maxResultBytes !== undefined && !Lines.isLineCap(options.maxResultBytes + ENVELOPE_BYTES)) {
-      return yield* Effect.dieMessage(
+      return Effect.dieMessage(
         `invalid maxResultBytes ${options.maxResultBytes}: a positive integer up to ${
           Lines.MAX_LINE_CAP - ENVELOPE_BYTES
         } is needed`
       )
     }
     if (options.maxTools !== undefined && !(Number.isInteger(options.maxTools) && options.maxTools >= 0)) {
-      return yield* Effect.dieMessage(`invalid maxTools ${options.maxTools}: a non-negative integer is needed`)
+      return Effect.dieMessage(`invalid maxTools ${options.maxTools}: a non-negative integer is needed`)
     }
-    const settings: Settings = {
+    return Effect.succeed({
       prefix: options.prefix,
       resource: options.resource ?? {},
       sequential: options.sequential ?? {},
@@ -893,49 +1431,80 @@ export const connect = (
       graceMillis: millis(options.notificationGrace, DEFAULT_NOTIFICATION_GRACE),
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS,
-      permission: options.permission
-    }
-    const info = options.clientInfo
-    // an Elicitor in the context is someone to ask: the client offers forms and pages to servers
-    const elicitor = yield* Elicit.provided
-    const runtime = yield* Effect.runtime<never>()
-    const capabilities: Sdk.ClientCapabilities = Option.isSome(elicitor) ? { elicitation: { form: {}, url: {} } } : {}
-    const client = new Sdk.Client(
-      info === undefined
-        ? { name: "effect-agent-tools", version: "0.1.0" }
-        : { name: info.name, version: info.version, ...(info.title === undefined ? {} : { title: info.title }) },
-      { capabilities }
-    )
-    const session: Session = {
-      client,
-      settings,
-      label: "MCP server",
-      dead: undefined,
-      inFlight: new Set(),
-      connected: false,
-      settled: Effect.void,
-      withStderr: (message) => message,
-      pulse: newPulse(),
-      notified: 0,
-      requested: 0,
-      landed: 0,
-      listChanged: false,
-      snapshot: { tools: [], toolkit: Toolkit.make() },
-      lock: yield* Effect.makeSemaphore(1)
-    }
+      permission: options.permission,
+      replay: options.replay ?? {},
+      revision: options.revision ?? "auto",
+      logLevel: options.logLevel,
+      sampling: options.sampling
+    })
+  })
 
-    let sdkTransport: Sdk.Transport
-    if (isStdio(transport)) {
-      session.label = `MCP server (${commandLabel(transport.command, transport.args)})`
+/** What every attempt at a session shares. */
+interface Dialing {
+  readonly settings: Settings
+  readonly clientInfo: { readonly name: string; readonly version: string; readonly title?: string }
+  readonly elicitor: Option.Option<Elicitation.Elicitor["Type"]>
+  readonly runtime: Runtime.Runtime<never>
+  readonly auth: Auth.OAuthProvider | undefined
+  readonly authProvider: Sdk.OAuthClientProvider | undefined
+}
+
+/** Why an attempt failed, and what the next one could do about it. */
+class AttemptFailed {
+  constructor(
+    readonly error: McpClientError,
+    /** The server asked for an authorization, which this transport can finish. */
+    readonly finisher: Auth.Finisher | undefined,
+    /** A spawned server ended while its revision was being negotiated (it may exit on the probe). */
+    readonly endedInProbe: boolean
+  ) {}
+}
+
+const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effect.Semaphore): Session => ({
+  client: undefined as unknown as Sdk.Client,
+  transport: undefined as unknown as Sdk.Transport,
+  settings: dialing.settings,
+  auth: dialing.auth,
+  authorizing,
+  modern: false,
+  requestMeta: undefined,
+  mirrorsHeaders: false,
+  label: "MCP server",
+  dead: undefined,
+  inFlight: new Set(),
+  connected: false,
+  settled: Effect.void,
+  withStderr: (message) => message,
+  pulse: newPulse(),
+  notified: 0,
+  requested: 0,
+  landed: 0,
+  listChanged: false,
+  lateNotifier: false,
+  quietEnd: Number.NEGATIVE_INFINITY,
+  snapshot: { tools: [], toolkit: Toolkit.make() },
+  lock
+})
+
+/** The transport of an attempt: ours for stdio (a spawned peer) and HTTP, or the one given. */
+const openTransport = (
+  session: Session,
+  spec: McpClient.Transport,
+  dialing: Dialing
+): Effect.Effect<Sdk.Transport, McpClientError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const settings = session.settings
+    if (isStdio(spec)) {
+      session.label = `MCP server (${commandLabel(spec.command, spec.args)})`
       const maxLineBytes = settings.maxResultBytes + ENVELOPE_BYTES
       const peer = yield* Peer.start<Violation>({
-        command: transport.command,
-        args: transport.args,
-        env: transport.env,
-        cwd: transport.cwd,
+        command: spec.command,
+        args: spec.args,
+        env: spec.env,
+        cwd: spec.cwd,
         maxLineBytes,
         subject: () => `the ${session.label}`,
-        ...(transport.killGrace === undefined ? {} : { killGraceMillis: millis(transport.killGrace, 0) })
+        ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace, 0) })
       }).pipe(
         Effect.mapError((error) =>
           new McpClientError({
@@ -945,8 +1514,7 @@ export const connect = (
           })
         )
       )
-      const childTransport = new ChildTransport(peer, { maxLineBytes, maxResultBytes: settings.maxResultBytes })
-      sdkTransport = childTransport
+      const child = new ChildTransport(peer, { maxLineBytes, maxResultBytes: settings.maxResultBytes })
       session.settled = peer.settled
       session.withStderr = (message) => peer.withStderr(message)
       // the server's end (it exited, or broke the protocol): calls fail at once, then the transport closes
@@ -955,98 +1523,285 @@ export const connect = (
           session,
           new McpClientError({ reason: end._tag === "Exited" ? "Closed" : end.detail, message: peer.describe(end) })
         )
-        void childTransport.close()
+        void child.close()
       })
-    } else if (isHttp(transport)) {
-      session.label = `MCP server at ${transport.url.origin}${transport.url.pathname}`
-      sdkTransport = new Sdk.StreamableHTTPClientTransport(
-        transport.url,
-        transport.headers === undefined ? undefined : { requestInit: { headers: { ...transport.headers } } }
-      )
-    } else {
-      sdkTransport = transport
+      deliverResponsesLast(child)
+      return child
     }
+    if (isHttp(spec)) {
+      session.label = `MCP server at ${spec.url.origin}${spec.url.pathname}`
+      const http = new Sdk.StreamableHTTPClientTransport(spec.url, {
+        ...(spec.headers === undefined ? {} : { requestInit: { headers: { ...spec.headers } } }),
+        ...(dialing.authProvider === undefined ? {} : { authProvider: dialing.authProvider })
+      })
+      watchRequests(http)
+      return http
+    }
+    if ((spec as { hasPerRequestStream?: unknown }).hasPerRequestStream === true) watchRequests(spec)
+    else deliverResponsesLast(spec)
+    return spec
+  })
 
-    // errors the SDK reports out of band (a response to a cancelled request, a stream that dropped) are not the
-    // outcome of any call; the ones that are reach their call through its promise
-    client.onerror = () => {}
-    client.onclose = () => {
-      if (!session.connected) return
-      markDead(
-        session,
-        new McpClientError({
-          reason: "Closed",
-          message: session.withStderr(`the connection to the ${session.label} closed`)
-        })
-      )
-    }
-    client.setNotificationHandler("notifications/tools/list_changed", () => {
-      session.notified++
-      signal(session)
-    })
-    if (Option.isSome(elicitor)) {
-      client.setRequestHandler("elicitation/create", (request, ctx) =>
-        answerElicitation(runtime, elicitor.value, request.params, ctx.mcpReq.signal))
-    }
-    const logLevel = options.logLevel
-    if (logLevel !== undefined) {
-      client.setNotificationHandler("notifications/message", (notification) => {
-        const { data, level, logger } = notification.params
-        Runtime.runSync(runtime)(
-          Effect.logWithLevel(Logging.fromMcp(level), typeof data === "string" ? data : JSON.stringify(data)).pipe(
-            Effect.annotateLogs({
-              "mcp.server": session.label,
-              ...(logger === undefined ? {} : { "mcp.logger": logger })
-            })
-          )
-        )
+/** A client of the SDK's for an attempt, with every handler the session answers with. */
+const makeClient = (session: Session, dialing: Dialing, transport: Sdk.Transport): Sdk.Client => {
+  const { elicitor, runtime, settings } = dialing
+  const capabilities: Sdk.ClientCapabilities = {
+    // an Elicitor in the context is someone to ask: the client offers forms and pages to servers
+    ...(Option.isSome(elicitor) ? { elicitation: { form: {}, url: {} } } : {}),
+    ...(settings.sampling === undefined ? {} : { sampling: {} })
+  }
+  const stdio = (transport as { readonly pid?: unknown }).pid !== undefined
+  const client = new Sdk.Client(dialing.clientInfo, {
+    capabilities,
+    versionNegotiation: settings.revision === "legacy"
+      ? { mode: "legacy" }
+      : {
+        mode: settings.revision === "auto" ? "auto" : { pin: settings.revision },
+        // over stdio a silent probe means a server of the 2025 revisions; over HTTP, an outage
+        probe: {
+          timeoutMs: stdio ? Math.min(millis(STDIO_PROBE_TIMEOUT, 0), settings.connectMillis) : settings.connectMillis
+        }
+      }
+  })
+  // errors the SDK reports out of band (a response to a cancelled request, a stream that dropped) are not the
+  // outcome of any call; the ones that are reach their call through its promise
+  client.onerror = () => {}
+  client.onclose = () => {
+    // after the session's own end (its scope closing, its server's death) there is nothing to say
+    if (!session.connected || session.dead !== undefined) return
+    markDead(
+      session,
+      new McpClientError({
+        reason: "Closed",
+        message: session.withStderr(`the connection to the ${session.label} closed`)
       })
-    }
+    )
+  }
+  client.setNotificationHandler("notifications/tools/list_changed", () => {
+    // soon after a call that saw none: this server announces its changes after the result (see afterCall)
+    if (Date.now() - session.quietEnd <= LATE_NOTIFICATION_MILLIS) session.lateNotifier = true
+    session.notified++
+    signal(session)
+  })
+  if (Option.isSome(elicitor)) {
+    client.setRequestHandler(
+      "elicitation/create",
+      (request, ctx) => answerElicitation(runtime, elicitor.value, request.params, ctx.mcpReq.signal)
+    )
+  }
+  const sampling = settings.sampling
+  if (sampling !== undefined) {
+    client.setRequestHandler(
+      "sampling/createMessage",
+      (request, ctx) => answerSampling(runtime, sampling, request.params as Record<string, unknown>, ctx.mcpReq.signal)
+    )
+  }
+  const logLevel = settings.logLevel
+  if (logLevel !== undefined) {
+    client.setNotificationHandler("notifications/message", (notification) => {
+      const { data, level, logger } = notification.params
+      Runtime.runSync(runtime)(
+        Effect.logWithLevel(Logging.fromMcp(level), typeof data === "string" ? data : JSON.stringify(data)).pipe(
+          Effect.annotateLogs({
+            "mcp.server": session.label,
+            ...(logger === undefined ? {} : { "mcp.logger": logger })
+          })
+        )
+      )
+    })
+  }
+  return client
+}
+
+/** `initialize` (or `server/discover`) failed: why, in words. */
+const handshakeError = (session: Session, error: unknown): McpClientError => {
+  if (Sdk.isTimeout(error)) {
+    return new McpClientError({
+      reason: "Initialize",
+      message: session.withStderr(
+        `the ${session.label} did not answer ${
+          session.settings.revision === "legacy" ? "initialize" : "server/discover or initialize"
+        } within ${Duration.format(Duration.millis(session.settings.connectMillis))}`
+      ),
+      cause: error
+    })
+  }
+  if (session.dead !== undefined) return session.dead
+  if (Auth.isAuthFailure(error)) return unauthorized(session, error)
+  const malformed = Sdk.malformedResult(error)
+  // what an HTTP server said with its error status (the SDK keeps it beside its message)
+  const body = Sdk.httpErrorText(error)
+  const reason = body === undefined || reasonOf(error).includes(body) ? reasonOf(error) : `${reasonOf(error)}: ${body}`
+  return new McpClientError({
+    reason: "Initialize",
+    message: session.withStderr(
+      malformed === undefined
+        ? `initialize with the ${session.label} failed: ${reason}`
+        : `the ${session.label} sent a malformed initialize result: ${malformed}`
+    ),
+    cause: error
+  })
+}
+
+/**
+ * One attempt at a session: the transport, a client, and the handshake (`server/discover` or `initialize`), in
+ * the current scope (its own, which the caller closes when it fails). Closing that scope ends the session: calls in
+ * flight fail at once, saying so, an HTTP session is ended with a `DELETE`, the transport is closed.
+ */
+const attempt = (
+  spec: McpClient.Transport,
+  dialing: Dialing,
+  locks: { readonly lock: Effect.Semaphore; readonly authorizing: Effect.Semaphore }
+): Effect.Effect<Session, AttemptFailed, Scope.Scope> =>
+  Effect.gen(function*() {
+    const session = newSession(dialing, locks.lock, locks.authorizing)
+    const transport = yield* Effect.mapError(
+      openTransport(session, spec, dialing),
+      (error) => new AttemptFailed(error, undefined, false)
+    )
+    const client = makeClient(session, dialing, transport)
+    session.client = client
+    session.transport = transport
 
     // closing the scope: calls in flight end now (they fail, saying so) rather than holding the close
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
-        markDead(
-          session,
-          new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
-        )
-        return Effect.promise(() =>
-          client.close().catch(() => undefined)
-        )
-      })
-    )
-
-    // not raced with the session's death: a death always closes the transport, which fails `initialize`, and the
-    // SDK closes the transport itself when `initialize` times out (a death that must not hide the timeout)
-    yield* promise((signal) => client.connect(sdkTransport, { signal, timeout: settings.connectMillis })).pipe(
-      Effect.catchAll((error) => Effect.zipRight(session.settled, Effect.fail(error))),
-      Effect.mapError((error): McpClientError => {
-        if (Sdk.isTimeout(error)) {
-          return new McpClientError({
-            reason: "Initialize",
-            message: session.withStderr(
-              `the ${session.label} did not answer initialize within ${
-                Duration.format(Duration.millis(settings.connectMillis))
-              }`
-            ),
-            cause: error
-          })
+        const connected = session.connected && session.dead === undefined
+        if (session.dead === undefined) {
+          markDead(
+            session,
+            new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
+          )
         }
-        if (session.dead !== undefined) return session.dead
-        const malformed = Sdk.malformedResult(error)
-        return new McpClientError({
-          reason: "Initialize",
-          message: session.withStderr(
-            malformed === undefined
-              ? `initialize with the ${session.label} failed: ${reasonOf(error)}`
-              : `the ${session.label} sent a malformed initialize result: ${malformed}`
-          ),
-          cause: error
+        return Effect.promise(async () => {
+          if (connected) await endSession(transport)
+          await client.close().catch(() => undefined)
         })
       })
     )
 
+    // not raced with the session's death: a death always closes the transport, which fails the handshake, and
+    // the SDK closes the transport itself when it times out (a death that must not hide the timeout)
+    const connectMillis = session.settings.connectMillis
+    yield* Peer.withDeadline(
+      promise((signal) => client.connect(transport, { signal, timeout: connectMillis })),
+      connectMillis,
+      // the whole handshake (the probe, then initialize) is under connectTimeout, said as the SDK says a timeout
+      () => new Sdk.SdkError(Sdk.SdkErrorCode.RequestTimeout, "the handshake timed out")
+    ).pipe(
+      Effect.catchAll((error) => Effect.zipRight(session.settled, Effect.fail(error))),
+      Effect.mapError((error) => {
+        const mapped = handshakeError(session, error)
+        const finishing = Auth.isUnauthorized(error) &&
+          typeof (transport as Partial<Auth.Finisher>).finishAuth === "function"
+        return new AttemptFailed(
+          mapped,
+          finishing ? transport as unknown as Auth.Finisher : undefined,
+          isStdio(spec) && session.dead !== undefined
+        )
+      })
+    )
     session.connected = true
+    session.modern = client.getProtocolEra() === "modern"
+    session.mirrorsHeaders = session.modern && !isStdio(spec)
+    return session
+  })
+
+/**
+ * Keeps a 2026-07-28 session told of changes to the server's tools: there, `tools/list_changed` comes on a
+ * `subscriptions/listen` stream the client opens. A stream that drops is opened again after a pause, and counts as
+ * a change (one may have been missed).
+ */
+const listener = (session: Session): Effect.Effect<void> =>
+  Effect.acquireUseRelease(
+    promise((signal) =>
+      session.client.listen({ toolsListChanged: true }, { signal, timeout: session.settings.timeoutMillis })
+    ),
+    (subscription) => Effect.promise(() => subscription.closed),
+    (subscription) => Effect.promise(() => subscription.close().catch(() => undefined))
+  ).pipe(
+    Effect.flatMap((how) => {
+      // closed by us, or by the server on purpose: nothing more will come
+      if (how !== "remote" || session.dead !== undefined) return Effect.never
+      session.notified++
+      signal(session)
+      return Effect.void
+    }),
+    Effect.catchAll((error) =>
+      Effect.logWarning(`listening for tool changes of the ${session.label} failed: ${reasonOf(error)}`)
+    ),
+    Effect.zipRight(Process.realSleep(RELISTEN_MILLIS)),
+    Effect.zipRight(Effect.suspend(() => (session.dead === undefined ? listener(session) : Effect.never)))
+  )
+
+export const connect = (
+  transport: McpClient.Transport,
+  options: McpClient.Options
+): Effect.Effect<McpClient.McpClient, McpClientError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const settings = yield* settingsOf(options)
+    const info = options.clientInfo
+    const auth = isHttp(transport) && transport.auth !== undefined && Auth.isOAuth(transport.auth)
+      ? yield* Auth.providerFor(transport.auth, transport.url).pipe(
+        Effect.mapError((error) =>
+          new McpClientError({ reason: "Unauthorized", message: Auth.describe(error), cause: error })
+        )
+      )
+      : undefined
+    const dialing: Dialing = {
+      settings,
+      clientInfo: info === undefined
+        ? { name: "effect-agent-tools", version: "0.1.0" }
+        : { name: info.name, version: info.version, ...(info.title === undefined ? {} : { title: info.title }) },
+      elicitor: yield* Elicit.provided,
+      runtime: yield* Effect.runtime<never>(),
+      auth,
+      authProvider: auth ??
+        (isHttp(transport) && transport.auth !== undefined && !Auth.isOAuth(transport.auth)
+          ? transport.auth
+          : undefined)
+    }
+    const locks = { lock: yield* Effect.makeSemaphore(1), authorizing: yield* Effect.makeSemaphore(1) }
+    const outer = yield* Effect.scope
+
+    // attempts: again after the browser step when the server asked for an authorization, and with initialize
+    // alone on a fresh process when a spawned server ended on the server/discover probe
+    let current = dialing
+    let authorizations = 0
+    for (;;) {
+      const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const exit = yield* Effect.exit(Scope.extend(attempt(transport, current, locks), scope))
+      if (Exit.isSuccess(exit)) return yield* Scope.extend(established(exit.value), scope)
+      yield* Scope.close(scope, exit)
+      const failed = Option.getOrUndefined(Cause.failureOption(exit.cause))
+      if (failed === undefined) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
+      if (failed.finisher !== undefined && auth !== undefined && authorizations < MAX_AUTHORIZATIONS) {
+        authorizations++
+        const done = yield* Auth.authorize(auth, failed.finisher).pipe(
+          Effect.mapError((error) =>
+            new McpClientError({
+              reason: "Unauthorized",
+              message: `authorizing with the MCP server at ${auth.server.origin}${auth.server.pathname} failed: ${
+                Auth.describe(error)
+              }`,
+              cause: error
+            })
+          )
+        )
+        if (done) continue
+      }
+      if (failed.endedInProbe && current.settings.revision === "auto") {
+        current = { ...current, settings: { ...current.settings, revision: "legacy" } }
+        continue
+      }
+      return yield* Effect.fail(failed.error)
+    }
+  })
+
+/** A session that completed its handshake: its log level, its change listener, its first listing, its value. */
+const established = (session: Session): Effect.Effect<McpClient.McpClient, McpClientError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { client, settings } = session
     const version = client.getServerVersion()
     const serverInfo: McpClient.ServerInfo = {
       name: version?.name ?? "",
@@ -1054,15 +1809,24 @@ export const connect = (
       ...(version?.title === undefined ? {} : { title: version.title })
     }
     if (serverInfo.name !== "") session.label = `MCP server ${preview(serverInfo.name, 100)}`
-    session.listChanged = client.getServerCapabilities()?.tools?.listChanged === true
-    if (logLevel !== undefined && client.getServerCapabilities()?.logging !== undefined) {
-      yield* Effect.catchAll(
-        inFlight(session, (signal) =>
-          client.setLoggingLevel(Logging.toMcp(logLevel), { signal, timeout: settings.connectMillis })),
-        (error) =>
-          Effect.fail(requestError(session, "logging/setLevel", "setting the log level", error))
-      )
+    const capabilities = client.getServerCapabilities()
+    session.listChanged = capabilities?.tools?.listChanged === true
+    const logLevel = settings.logLevel
+    if (logLevel !== undefined && capabilities?.logging !== undefined) {
+      if (session.modern) {
+        // 2026-07-28 has no logging/setLevel: each request says the level it wants its log messages at
+        session.requestMeta = { [Sdk.LOG_LEVEL_META_KEY]: Logging.toMcp(logLevel) }
+      } else {
+        yield* Effect.catchAll(
+          inFlight(
+            session,
+            (signal) => client.setLoggingLevel(Logging.toMcp(logLevel), { signal, timeout: settings.connectMillis })
+          ),
+          (error) => Effect.fail(requestError(session, "logging/setLevel", "setting the log level", error))
+        )
+      }
     }
+    if (session.modern && session.listChanged) yield* Effect.forkScoped(listener(session))
 
     session.snapshot = yield* listTools(session, settings.connectMillis).pipe(
       Effect.mapError((error) =>
@@ -1077,8 +1841,9 @@ export const connect = (
       [TypeId]: TypeId,
       serverInfo,
       instructions: client.getInstructions(),
-      tools: Effect.sync(() => session.snapshot.tools),
-      toolkit: Effect.sync(() => session.snapshot.toolkit),
+      protocolVersion: client.getNegotiatedProtocolVersion() ?? "",
+      tools: Effect.map(current(session), (snapshot) => snapshot.tools),
+      toolkit: Effect.map(current(session), (snapshot) => snapshot.toolkit),
       refresh: Effect.map(refreshNow(session), (snapshot) => snapshot.toolkit)
     })
     return self

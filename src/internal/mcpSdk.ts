@@ -5,12 +5,36 @@
  *
  * @internal
  */
-import { parseJSONRPCMessage, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
+import { parseJSONRPCMessage, ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client"
 import type { JSONRPCMessage } from "@modelcontextprotocol/client"
 import { reasonOf } from "./reason.js"
 
-export { Client, serializeMessage, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-export type { ClientCapabilities, JSONRPCMessage, Tool, Transport } from "@modelcontextprotocol/client"
+export {
+  Client,
+  IssuerMismatchError,
+  LOG_LEVEL_META_KEY,
+  OAuthClientFlowError,
+  OAuthError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  serializeMessage,
+  StreamableHTTPClientTransport,
+  UnauthorizedError
+} from "@modelcontextprotocol/client"
+export type {
+  ClientCapabilities,
+  JSONRPCMessage,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  SamplingContent,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+  Tool,
+  Transport,
+  VersionNegotiationMode
+} from "@modelcontextprotocol/client"
 
 /** A parsed JSON value as a JSON-RPC message, or undefined when it is not one (the SDK's own schema decides). */
 export const asMessage = (json: unknown): JSONRPCMessage | undefined => {
@@ -26,7 +50,15 @@ export const errorCode = (error: unknown): number | undefined => error instanceo
 
 /** The `data` of an error the SDK gives for a request: a server's error data, or the SDK's own (a timeout's). */
 export const errorData = (error: unknown): unknown =>
-  error instanceof ProtocolError || error instanceof SdkError ? error.data : undefined
+  error instanceof ProtocolError || error instanceof SdkError || error instanceof SdkHttpError ? error.data : undefined
+
+/** The body an HTTP server sent with an error status, as the SDK keeps it (one line, at most 200 characters). */
+export const httpErrorText = (error: unknown): string | undefined => {
+  const text = (errorData(error) as { readonly text?: unknown } | undefined)?.text
+  if (typeof text !== "string") return undefined
+  const line = text.replace(/\s+/g, " ").trim()
+  return line === "" ? undefined : line.length > 200 ? `${line.slice(0, 200)}…` : line
+}
 
 /** Whether the SDK gave up waiting for the answer (its own timeout, or the total cap). */
 export const isTimeout = (error: unknown): boolean =>

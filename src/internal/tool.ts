@@ -198,11 +198,33 @@ export const parametersEncoder = (schema: Schema.Schema<any, any, never>): (para
   }
 }
 
+/**
+ * Whether JSON-Schema tools made now check their schema on their first call rather than at construction (see
+ * {@link withSchemaCheckOnFirstCall}).
+ */
+let schemaCheckOnFirstCall = false
+
+/**
+ * Makes JSON-Schema tools (`Tool.fromJsonSchema`) inside `make` check their schema against its meta-schema on their
+ * first call, not at construction: a remote server's listing, which should cost no Ajv work (a schema that is not
+ * valid then fails each call of its tool, as one that cannot be compiled does). `Tool.fromJsonSchema` called by a
+ * program still refuses a broken schema at once.
+ */
+export const withSchemaCheckOnFirstCall = <A>(make: () => A): A => {
+  const before = schemaCheckOnFirstCall
+  schemaCheckOnFirstCall = true
+  try {
+    return make()
+  } finally {
+    schemaCheckOnFirstCall = before
+  }
+}
+
 /** A validator for a JSON-Schema tool: Ajv, the handler then gets the arguments object (`null` read as absent). */
 export const jsonSchemaDecoder = (
   schema: JsonSchema
 ): (args: Record<string, unknown>) => Either.Either<unknown, Array<Problem>> => {
-  const decode = Ajv.decoder(schema)
+  const decode = Ajv.decoder(schema, { checkOnFirstUse: schemaCheckOnFirstCall })
   return (args) => {
     try {
       return decode(args)
