@@ -243,8 +243,8 @@ const withClientLogging = <A, E, R>(self: Effect.Effect<A, E, R>, connection: Co
 // in a call: elicitation
 // ---------------------------------------------------------------------------------------------------------------
 
-/** An error's reason without the `MCP error <code>: ` the SDK puts before it each time it crosses a wire. */
-const unprefixed = (error: unknown): string => reasonOf(error).replace(/^(?:MCP error -?\d+: )+/, "")
+/** An error's reason without the prefixes (`MCP error <code>: `) the SDK puts before it each time it crosses a wire. */
+const unprefixed = (error: unknown): string => Mcp.withoutErrorPrefix(reasonOf(error))
 
 /**
  * The `Elicitor` of a call: the calling client when it declared the capability for the question's mode (`{}` is
