@@ -4,6 +4,9 @@
  * (`WebStandardStreamableHTTPServerTransport`), one that speaks 2026-07-28 (`createMcpHandler`) and answers
  * 2025 clients statelessly. Every request the server got is logged, so a test can see what the client sent.
  */
+// For its effect: the npm `undici` it loads becomes `fetch`'s dispatcher (see `forward`), so the peers run under
+// the stricter dispatcher whichever test files a worker ran before (vitest runs them in one process).
+import "@effect/platform-node/NodeHttpClient"
 import type { McpServer, ServerNotifier } from "@modelcontextprotocol/server"
 import { createMcpHandler, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server"
 import { Effect } from "effect"
@@ -104,6 +107,18 @@ export const webServer = (
       })
   ).pipe(Effect.map(({ web }) => web))
 
+/**
+ * `request`, with `body`, sent on to `url` by `fetch`. The headers that describe the hop it came on (`host`,
+ * `content-length`, `connection`, `transfer-encoding`) are left for `fetch` to write: undici's own `Agent`, which
+ * becomes `fetch`'s dispatcher in a process that has imported the npm `undici` (`@effect/platform-node` does),
+ * refuses a request whose `content-length` it did not write.
+ */
+export const forward = (url: string, request: Request, body: string): Promise<Response> => {
+  const headers = new Headers(request.headers)
+  for (const name of ["host", "content-length", "connection", "transfer-encoding"]) headers.delete(name)
+  return fetch(url, { method: request.method, headers, ...(body === "" ? {} : { body }) })
+}
+
 /** A 2025-era MCP server with sessions: one `McpServer` (from `make`) per session; `closed` lists ended sessions. */
 export const sessionServer = (
   make: () => McpServer
@@ -162,11 +177,7 @@ export const breakingServer = (
     const modern = yield* modernServer(make)
     const server = yield* webServer(async (request, logged) => {
       const message = JSON.parse(logged.body || "{}") as { method?: string; params?: { name?: string } }
-      const forwarded = await fetch(modern.url, {
-        method: request.method,
-        headers: request.headers,
-        ...(logged.body === "" ? {} : { body: logged.body })
-      })
+      const forwarded = await forward(modern.url, request, logged.body)
       const name = message.params?.name
       if (message.method !== "tools/call" || name === undefined) return forwarded
       ran.push(name)

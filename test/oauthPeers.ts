@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import type { Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import type { Logged, WebServer } from "./mcpPeers.js"
-import { modernServer, webServer } from "./mcpPeers.js"
+import { forward, modernServer, webServer } from "./mcpPeers.js"
 
 interface Grant {
   readonly clientId: string
@@ -222,11 +222,7 @@ export const protectedServer = (
           }
         })
       }
-      return fetch(mcp.url, {
-        method: request.method,
-        headers: request.headers,
-        ...(logged.body === "" ? {} : { body: logged.body })
-      })
+      return forward(mcp.url, request, logged.body)
     })
     origin = web.origin
     return web
