@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `agent-tools` binary: the workspace tools served over MCP or as a stdio provider, their definitions, one
  * call, a look at any MCP server, a bridge from a stdio provider to MCP, and a demo.
