@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process"
 import * as os from "node:os"
+import { bundleCli } from "../scripts/bundle.mjs"
 import { compile, compiled, root } from "./build.js"
 import type { Line, RowReport } from "./harness.js"
 
@@ -88,6 +89,8 @@ const main = async () => {
   const header = machine()
   process.stderr.write(`compiling src/ and bench/\n`)
   await compile()
+  // row 4 starts the package's binary as a user does
+  bundleCli()
   const lines: Array<Line> = []
   const notes: Array<string> = []
   for (const row of ROWS) {
