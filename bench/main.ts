@@ -27,7 +27,8 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [8], file: "bench/journal.ts" },
   { rows: [9], file: "bench/agent.ts" },
   { rows: [10], file: "bench/mcp-http.ts" },
-  { rows: [12], file: "bench/mcp-client-http.ts" }
+  { rows: [12], file: "bench/mcp-client-http.ts" },
+  { rows: [13], file: "bench/fiber.ts" }
 ]
 
 const args = process.argv.slice(2)
