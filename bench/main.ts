@@ -28,7 +28,8 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [9], file: "bench/agent.ts" },
   { rows: [10], file: "bench/mcp-http.ts" },
   { rows: [12], file: "bench/mcp-client-http.ts" },
-  { rows: [13], file: "bench/fiber.ts" }
+  { rows: [13], file: "bench/fiber.ts" },
+  { rows: [14], file: "bench/definitions.ts" }
 ]
 
 const args = process.argv.slice(2)
