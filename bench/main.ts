@@ -29,7 +29,8 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [10], file: "bench/mcp-http.ts" },
   { rows: [12], file: "bench/mcp-client-http.ts" },
   { rows: [13], file: "bench/fiber.ts" },
-  { rows: [14], file: "bench/definitions.ts" }
+  { rows: [14], file: "bench/definitions.ts" },
+  { rows: [15], file: "bench/big-result.ts" }
 ]
 
 const args = process.argv.slice(2)
