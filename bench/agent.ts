@@ -1,5 +1,5 @@
 /**
- * Row 8: one agent step of 8 calls (8 tools, one call each, a handler answering a short text) against a scripted
+ * Row 9: one agent step of 8 calls (8 tools, one call each, a handler answering a short text) against a scripted
  * in-process @effect/ai `LanguageModel` (`LanguageModel.make`, whose `generateText` returns the 8 tool-call parts
  * and a finish part: no HTTP), through
  * - ours: `Agent.run({ toolkit, prompt, maxSteps: 1 })` with the default model, the `LanguageModel` service: the
@@ -9,9 +9,9 @@
  * - the floors each stands on: `generateText({ prompt, toolkit, disableToolCallResolution: true })`, the model
  *   request alone (the prompt, the response's decoding, no call run), with @effect/ai's toolkit for theirs and
  *   `EffectAi.toolkit` of ours for ours (what the loop asks with).
- * The row's ratio (8a) is the loop's own overhead over @effect/ai's: (ours - our floor) / (@effect/ai - its floor).
- * 8b measures the loop's work alone, without a LanguageModel (a plain-function model answering the same turn), as
- * a check on 8a's differences, and 8c the executor's part of it (the batch alone); 8d compares the whole steps.
+ * The row's ratio (9a) is the loop's own overhead over @effect/ai's: (ours - our floor) / (@effect/ai - its floor).
+ * 9b measures the loop's work alone, without a LanguageModel (a plain-function model answering the same turn), as
+ * a check on 9a's differences, and 9c the executor's part of it (the batch alone); 9d compares the whole steps.
  */
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as AiTool from "@effect/ai/Tool"
@@ -136,7 +136,7 @@ const measure = async (
       }
     }
     if (round >= options.warmup) rounds.push({ times })
-    progress(`row 8 ${round + 1}/${options.warmup + options.rounds}${round < options.warmup ? " (warm-up)" : ""}`)
+    progress(`row 9 ${round + 1}/${options.warmup + options.rounds}${round < options.warmup ? " (warm-up)" : ""}`)
   }
   return rounds
 }
@@ -152,16 +152,16 @@ const check = async () => {
   const result = await Effect.runPromise(oursStep)
   const outcomes = result.steps[0]?.outcomes ?? []
   if (result.reason !== "MaxSteps" || outcomes.length !== TOOLS || !outcomes.every(Either.isRight)) {
-    throw new Error(`row 8: our step did not run its ${TOOLS} calls`)
+    throw new Error(`row 9: our step did not run its ${TOOLS} calls`)
   }
-  if (result.transcript.length !== 3) throw new Error("row 8: our step did not append the outcomes")
+  if (result.transcript.length !== 3) throw new Error("row 9: our step did not append the outcomes")
   const theirs = await Effect.runPromise(theirsStep)
   if (theirs.toolResults.length !== TOOLS || theirs.toolResults.some((r) => r.isFailure)) {
-    throw new Error(`row 8: @effect/ai's step did not resolve its ${TOOLS} calls`)
+    throw new Error(`row 9: @effect/ai's step did not resolve its ${TOOLS} calls`)
   }
   for (const step of [floorStep, oursFloorStep]) {
     const floor = await Effect.runPromise(step)
-    if (floor.toolCalls.length !== TOOLS || floor.toolResults.length !== 0) throw new Error("row 8: a floor ran calls")
+    if (floor.toolCalls.length !== TOOLS || floor.toolResults.length !== 0) throw new Error("row 9: a floor ran calls")
   }
 }
 
@@ -191,7 +191,7 @@ const main = async () => {
   )
   const lines: Array<Line> = [
     {
-      id: "8a",
+      id: "9a",
       what: `one agent step of ${TOOLS} calls against a scripted in-process LanguageModel: what the loop adds to the ` +
         `model request (median per-step difference; the requests alone: ours ${perStep("oursFloor")}, ` +
         `@effect/ai's ${perStep("floor")})`,
@@ -202,7 +202,7 @@ const main = async () => {
       met: overhead.ratio <= 0.5
     },
     {
-      id: "8b",
+      id: "9b",
       what: "the loop's own work measured alone: the same step with a plain-function model answering the same turn " +
         "(no LanguageModel); for information",
       figure: `${micros(median(plainLoop))}/step`,
@@ -212,7 +212,7 @@ const main = async () => {
       met: null
     },
     {
-      id: "8c",
+      id: "9c",
       what: "of which the executor: the step's batch alone (`Executor.run` of the 8 calls); for information",
       figure: `${perStep("batch")}/step`,
       baseline: `@effect/ai resolution ${micros(median(theirsOverhead))}/step`,
@@ -221,7 +221,7 @@ const main = async () => {
       met: null
     },
     {
-      id: "8d",
+      id: "9d",
       what: "the same step, whole (request included); for information",
       figure: `${perStep("ours")}/step`,
       baseline: `@effect/ai ${perStep("theirs")}/step`,
