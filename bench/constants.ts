@@ -8,3 +8,6 @@ export const DESCRIPTION = "Read a file from disk (a no-op here: the benchmark m
 
 /** What the handler answers: short, so the wire carries the envelope rather than a payload. */
 export const ANSWER = "ok"
+
+/** Row 15: the size of the tool result, in characters of one byte. */
+export const RESULT_BYTES = 10 * 1024 * 1024

@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process"
 import * as os from "node:os"
+import { bundleCli } from "../scripts/bundle.mjs"
 import { compile, compiled, root } from "./build.js"
 import type { Line, RowReport } from "./harness.js"
 
@@ -26,7 +27,10 @@ const ROWS: ReadonlyArray<Row> = [
   { rows: [8], file: "bench/journal.ts" },
   { rows: [9], file: "bench/agent.ts" },
   { rows: [10], file: "bench/mcp-http.ts" },
-  { rows: [12], file: "bench/mcp-client-http.ts" }
+  { rows: [12], file: "bench/mcp-client-http.ts" },
+  { rows: [13], file: "bench/fiber.ts" },
+  { rows: [14], file: "bench/definitions.ts" },
+  { rows: [15], file: "bench/big-result.ts" }
 ]
 
 const args = process.argv.slice(2)
@@ -88,6 +92,8 @@ const main = async () => {
   const header = machine()
   process.stderr.write(`compiling src/ and bench/\n`)
   await compile()
+  // row 4 starts the package's binary as a user does
+  bundleCli()
   const lines: Array<Line> = []
   const notes: Array<string> = []
   for (const row of ROWS) {

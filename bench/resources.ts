@@ -2,7 +2,8 @@
  * Row 3: 200 calls that each sleep 5 ms, spread round-robin over 4 resource keys, `maxParallel` 8. Calls on one key
  * run one after another, the 4 keys alongside, so the ideal makespan is 50 x 5 ms = 250 ms. The timer floor (4
  * fibers each sleeping 50 x 5 ms, no executor) is measured interleaved with it: what the timers alone cost on this
- * machine, which no scheduler can beat.
+ * machine, which no scheduler can beat. The target is on the floor (3b): the ideal's ratio (3a) moves with the
+ * machine's timer lateness (the floor alone is 1.03x to 1.10x of the ideal from run to run), which is not ours.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -55,17 +56,17 @@ const main = async () => {
       figure: `makespan ${millis(median(figures.ours))}`,
       baseline: `ideal ${millis(IDEAL_MILLIS)}`,
       ...vsIdeal,
-      target: "<= 1.10x",
-      met: vsIdeal.ratio <= 1.1
+      target: "- (was <= 1.10x; see 3b)",
+      met: null
     },
     {
       id: "3b",
-      what: "the same against the timer floor (4 fibers sleeping 50 x 5 ms); for information",
+      what: "the same against the timer floor (4 fibers sleeping 50 x 5 ms, same run)",
       figure: `makespan ${millis(median(figures.ours))}`,
       baseline: `timer floor ${millis(median(figures.floor))}`,
       ...vsFloor,
-      target: "-",
-      met: null
+      target: "<= 1.05x",
+      met: vsFloor.ratio <= 1.05
     }
   ])
 }

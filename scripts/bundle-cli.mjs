@@ -1,4 +1,5 @@
-// Bundles the agent-tools binary into one file, dist/cli/main.js, from src/cli/main.ts (`npm run build`).
+// Bundles the agent-tools binary, from src/cli/main.ts (`npm run build`): one CommonJS file, dist/cli/agent-tools.cjs,
+// run by a small launcher, dist/cli/main.js (src/cli/launcher.ts), from V8's code cache.
 //
 // Why: the CLI imports a large part of Effect, @effect/cli, the MCP SDK and Ajv; Node resolving and loading
 // hundreds of ES modules one by one takes about 1.6 s before the first line of output, the same code in one file

@@ -16,11 +16,26 @@ export declare const isFresh: (outfile: string) => boolean
 export declare const bundle: (
   entry: string,
   outfile: string,
-  options?: { readonly executable?: boolean | undefined; readonly force?: boolean | undefined }
+  options?: {
+    readonly executable?: boolean | undefined
+    readonly force?: boolean | undefined
+    /** "esm" (the default) or "cjs" */
+    readonly format?: "esm" | "cjs" | undefined
+    /** whitespace and syntax minified, names kept */
+    readonly minify?: boolean | undefined
+  }
 ) => boolean
 
-/** The agent-tools binary's entry and output. */
-export declare const CLI: { readonly entry: string; readonly outfile: string }
+/** The agent-tools binary: the CLI's entry and its CommonJS bundle, the launcher's entry and the `bin` it becomes. */
+export declare const CLI: {
+  readonly entry: string
+  readonly outfile: string
+  readonly launcher: string
+  readonly bin: string
+}
 
-/** Bundles the agent-tools binary (dist/cli/main.js) unless it is fresh (or `force`); gives whether it built. */
+/**
+ * Bundles the agent-tools binary (dist/cli/agent-tools.cjs and its launcher dist/cli/main.js) unless fresh (or
+ * `force`); gives whether it built.
+ */
 export declare const bundleCli: (options?: { readonly force?: boolean | undefined }) => boolean

@@ -41,11 +41,27 @@ export const isFresh = (outfile) => {
   return inputs.every((input) => mtimeOf(path.resolve(root, input)) <= built)
 }
 
+/** What each output format needs so that inlined modules find `require` and `import.meta.url`. */
+const FORMATS = {
+  // CommonJS dependencies (Ajv) call require; an ES module has none of its own
+  esm: {
+    banner: {
+      js:
+        "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
+    }
+  },
+  // a CommonJS bundle has require; `import.meta.url` (src/cli/version.ts reads package.json beside it) is its file's
+  cjs: {
+    banner: { js: "var __importMetaUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
+    define: { "import.meta.url": "__importMetaUrl" }
+  }
+}
+
 /**
  * Bundles `entry` (a path from the repository's root) into `outfile` unless it is fresh (or `force`); the file is
  * written under another name and renamed, so a process that runs it never sees half of it. Gives whether it built.
  */
-export const bundle = (entry, outfile, { executable = false, force = false } = {}) => {
+export const bundle = (entry, outfile, { executable = false, force = false, format = "esm", minify = false } = {}) => {
   const target = path.resolve(root, outfile)
   if (!force && isFresh(target)) return false
   const temporary = `${target}.${process.pid}.tmp`
@@ -55,13 +71,12 @@ export const bundle = (entry, outfile, { executable = false, force = false } = {
     outfile: temporary,
     bundle: true,
     platform: "node",
-    format: "esm",
+    format,
     target: "node20",
-    // CommonJS dependencies (Ajv) call require; an ES module has none of its own
-    banner: {
-      js:
-        "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
-    },
+    ...FORMATS[format],
+    // whitespace and syntax only: names stay, so a stack trace still reads
+    minifyWhitespace: minify,
+    minifySyntax: minify,
     // a native module cannot be inlined: it is required at run time, from the node_modules beside the bundle (the
     // SQLite journal's driver, an optional peer of the library)
     external: ["better-sqlite3"],
@@ -82,7 +97,19 @@ export const bundle = (entry, outfile, { executable = false, force = false } = {
   return true
 }
 
-/** The agent-tools binary: src/cli/main.ts as dist/cli/main.js. */
-export const CLI = { entry: "src/cli/main.ts", outfile: "dist/cli/main.js" }
+/**
+ * The agent-tools binary: src/cli/main.ts bundled as CommonJS into dist/cli/agent-tools.cjs, which V8 can cache
+ * compiled, and src/cli/launcher.ts as dist/cli/main.js (the package's `bin`), which runs it from that cache.
+ */
+export const CLI = {
+  entry: "src/cli/main.ts",
+  outfile: "dist/cli/agent-tools.cjs",
+  launcher: "src/cli/launcher.ts",
+  bin: "dist/cli/main.js"
+}
 
-export const bundleCli = (options = {}) => bundle(CLI.entry, CLI.outfile, { ...options, executable: true })
+export const bundleCli = (options = {}) => {
+  // minified, the bundle is 3.3 MB instead of 4.9: less to read at each start (about 10 ms here)
+  const built = bundle(CLI.entry, CLI.outfile, { ...options, format: "cjs", minify: true })
+  return bundle(CLI.launcher, CLI.bin, { ...options, executable: true }) || built
+}

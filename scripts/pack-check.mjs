@@ -51,7 +51,17 @@ try {
   const tarball = path.join(work, packed.filename)
   const files = new Set(packed.files.map((f) => f.path))
   say(`tarball: ${packed.filename}, ${files.size} files, ${(packed.size / 1e6).toFixed(2)} MB packed`)
-  for (const file of ["README.md", "LICENSE", "CHANGELOG.md", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js"]) {
+  for (
+    const file of [
+      "README.md",
+      "LICENSE",
+      "CHANGELOG.md",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/cli/main.js",
+      "dist/cli/agent-tools.cjs"
+    ]
+  ) {
     check(files.has(file), `the tarball has no ${file}`)
   }
   for (const page of [...files].filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/.test(f))) {
@@ -62,8 +72,10 @@ try {
       check(files.has(file), `${page} links to ${target}, which the tarball does not have`)
     }
   }
-  const cliModules = [...files].filter((f) => f.startsWith("dist/cli/") && f !== "dist/cli/main.js")
-  check(cliModules.length === 0, `dist/cli/ holds more than the bundle: ${cliModules.join(", ")}`)
+  const cliModules = [...files].filter((f) =>
+    f.startsWith("dist/cli/") && f !== "dist/cli/main.js" && f !== "dist/cli/agent-tools.cjs"
+  )
+  check(cliModules.length === 0, `dist/cli/ holds more than the bundle and its launcher: ${cliModules.join(", ")}`)
 
   // 2. installed with the peers we support
   const app = path.join(work, "app")

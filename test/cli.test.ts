@@ -210,11 +210,62 @@ describe.concurrent("agent-tools", () => {
     expect(usage.stderr).not.toMatch(SGR)
   })
 
-  it("the binary is one bundled file that needs no module resolution at start (see scripts/bundle-cli.mjs)", () => {
-    const source = fs.readFileSync(bin, "utf8")
-    expect(source.startsWith("#!/usr/bin/env node\n")).toBe(true)
-    expect(source).not.toMatch(/from "(effect|@effect|@modelcontextprotocol)\//)
+  it("the binary is a launcher of Node's modules only and one bundled file that needs no module resolution at start (see scripts/bundle-cli.mjs)", async () => {
+    const launcher = fs.readFileSync(bin, "utf8")
+    expect(launcher.startsWith("#!/usr/bin/env node\n")).toBe(true)
     expect(fs.statSync(bin).mode & 0o111).not.toBe(0)
+    expect([...launcher.matchAll(/from "([^"]+)"/g)].map((m) => m[1]).filter((m) => !m.startsWith("node:"))).toEqual([])
+    // the two files alone, with no node_modules anywhere above them, list the tools
+    const alone = fs.mkdtempSync(path.join(os.tmpdir(), "cli-alone-"))
+    fs.mkdirSync(path.join(alone, "dist/cli"), { recursive: true })
+    for (const file of ["main.js", "agent-tools.cjs"]) {
+      fs.copyFileSync(path.join(path.dirname(bin), file), path.join(alone, "dist/cli", file))
+    }
+    fs.writeFileSync(path.join(alone, "package.json"), JSON.stringify({ type: "module", version: "9.9.9" }))
+    const listed = await runNode(path.join(alone, "dist/cli/main.js"), ["list", "--root", workspace({})], {
+      cwd: alone
+    })
+    expect(listed.stderr).toBe("")
+    expect(JSON.parse(listed.stdout)).toHaveLength(8)
+    const version = await runNode(path.join(alone, "dist/cli/main.js"), ["--version"], { cwd: alone })
+    expect(version.stdout.trim()).toBe("9.9.9")
+  })
+
+  it("a start leaves the bundle's compile cache, the next start reads it, and a cache V8 rejects is replaced", async () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "cli-cache-"))
+    const env = { AGENT_TOOLS_COMPILE_CACHE: cache }
+    const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version
+    const first = await runCli(["--version"], { env })
+    expect(first.code).toBe(0)
+    expect(first.stdout.trim()).toBe(version)
+    const [file] = fs.readdirSync(cache)
+    expect(file).toMatch(new RegExp(`-${process.version}-${process.arch}-\\d+-\\d+\\.v8$`))
+    const made = fs.readFileSync(path.join(cache, file))
+    const madeAt = fs.statSync(path.join(cache, file)).mtimeMs
+    expect(made.length).toBeGreaterThan(100_000)
+    // read, not made again: the file is left as it is
+    const second = await runCli(["--version"], { env })
+    expect(second.stdout.trim()).toBe(version)
+    expect(fs.statSync(path.join(cache, file)).mtimeMs).toBe(madeAt)
+    expect(fs.readFileSync(path.join(cache, file)).equals(made)).toBe(true)
+    // garbage in its place: V8 rejects it, the start goes on without it and writes a good one
+    fs.writeFileSync(path.join(cache, file), Buffer.alloc(made.length, 7))
+    const third = await runCli(["--version"], { env })
+    expect(third.code).toBe(0)
+    expect(third.stdout.trim()).toBe(version)
+    expect(fs.readdirSync(cache)).toEqual([file])
+    expect(fs.readFileSync(path.join(cache, file)).equals(Buffer.alloc(made.length, 7))).toBe(false)
+    // and V8 takes the new one: the next start leaves it as it is
+    const rewrittenAt = fs.statSync(path.join(cache, file)).mtimeMs
+    await runCli(["--version"], { env })
+    expect(fs.statSync(path.join(cache, file)).mtimeMs).toBe(rewrittenAt)
+    // Node's own switch turns it off
+    const off = fs.mkdtempSync(path.join(os.tmpdir(), "cli-cache-"))
+    const disabled = await runCli(["--version"], {
+      env: { AGENT_TOOLS_COMPILE_CACHE: off, NODE_DISABLE_COMPILE_CACHE: "1" }
+    })
+    expect(disabled.stdout.trim()).toBe(version)
+    expect(fs.readdirSync(off)).toEqual([])
   })
 
   it("--version prints the package's version", async () => {

@@ -17,7 +17,6 @@ import type * as ToolDefinition from "../ToolDefinition.js"
 import * as ToolError from "../ToolError.js"
 import * as Toolkit from "../Toolkit.js"
 import * as Workspace from "../Workspace.js"
-import * as Demo from "./demo.js"
 import * as Records from "./records.js"
 import { oneLine, stderrSink, stdoutSink, truncate } from "./render.js"
 
@@ -39,7 +38,11 @@ const stdoutClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
   return Effect.sync(() => void process.stdout.off("error", onError))
 })
 
-export const demo = Effect.raceFirst(Effect.suspend(() => Demo.run(stdoutSink())), stdoutClosed)
+/** `demo`, loaded when it runs (see inspect.ts). */
+export const demo = Effect.raceFirst(
+  Effect.flatMap(Effect.promise(() => import("./demo.js")), (Demo) => Demo.run(stdoutSink())),
+  stdoutClosed
+)
 
 export const list = (
   workspace: Workspace.Options,

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `agent-tools` binary: the workspace tools served over MCP or as a stdio provider, their definitions, one
  * call, a look at any MCP server, a bridge from a stdio provider to MCP, and a demo.
@@ -22,7 +21,6 @@ import * as Option from "effect/Option"
 import * as ToolDefinition from "../ToolDefinition.js"
 import * as Commands from "./commands.js"
 import * as Edges from "./edges.js"
-import * as JournalCommand from "./journal.js"
 import { fetch, root, workspaceOf } from "./options.js"
 import { wantsColor } from "./render.js"
 
@@ -93,11 +91,13 @@ const journal = Command.make("journal", {
     Options.withDefault(100)
   )
 }, ({ file, limit, pg, runId, schema }) =>
-  JournalCommand.journal(
-    { file, pg: Option.getOrUndefined(pg), schema: Option.getOrUndefined(schema) },
-    Option.getOrUndefined(runId),
-    limit
-  )).pipe(
+  // loaded when it runs: the other commands never load the journal's SQL drivers
+  Effect.flatMap(Effect.promise(() => import("./journal.js")), (JournalCommand) =>
+    JournalCommand.journal(
+      { file, pg: Option.getOrUndefined(pg), schema: Option.getOrUndefined(schema) },
+      Option.getOrUndefined(runId),
+      limit
+    ))).pipe(
     Command.withDescription("List the runs of a journal, or show one run's steps and calls")
   )
 

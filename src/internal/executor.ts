@@ -599,6 +599,31 @@ class Batch {
 // the ways in
 // ---------------------------------------------------------------------------------------------------------------
 
+/** Plans the batch and makes it, not yet started, on the current fiber's runtime. */
+const prepare = <Tools extends Tool.Any, RS>(
+  runtime: Runtime.Runtime<RS | Tool.Requirements<Tools>>,
+  toolkit: Toolkit.Toolkit<Tools>,
+  calls: ReadonlyArray<ToolCall>,
+  options: Executor.Options<RS> | undefined,
+  observer: Observer,
+  journal: Call.Journaling | undefined
+): Batch => {
+  const pipeline = Call.make(
+    runtime.context as never,
+    FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices),
+    {
+      timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
+      onStart: options?.onStart,
+      middleware: options?.middleware,
+      journal
+    }
+  )
+  const batchStart = pipeline.clock.unsafeCurrentTimeMillis()
+  const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
+  const scanned = scan(toolkit, calls, options?.sequential === true, pipeline.traced)
+  return new Batch({ calls, plan: scanned, pipeline, runtime, observer, maxParallel, batchStart })
+}
+
 /** Plans the batch, opens it in the current scope (closing the scope closes it) and starts it. */
 const open = <Tools extends Tool.Any, RS, O extends Observer>(
   toolkit: Toolkit.Toolkit<Tools>,
@@ -609,20 +634,7 @@ const open = <Tools extends Tool.Any, RS, O extends Observer>(
 ): Effect.Effect<Batch, never, Scope.Scope | RS | Tool.Requirements<Tools>> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<RS | Tool.Requirements<Tools>>()
-    const pipeline = Call.make(
-      runtime.context as never,
-      FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices),
-      {
-        timeout: options?.timeout === undefined ? undefined : Duration.decode(options.timeout),
-        onStart: options?.onStart,
-        middleware: options?.middleware,
-        journal
-      }
-    )
-    const batchStart = pipeline.clock.unsafeCurrentTimeMillis()
-    const maxParallel = Math.max(1, Math.floor(options?.maxParallel ?? DEFAULT_MAX_PARALLEL))
-    const scanned = scan(toolkit, calls, options?.sequential === true, pipeline.traced)
-    const batch = new Batch({ calls, plan: scanned, pipeline, runtime, observer, maxParallel, batchStart })
+    const batch = prepare(runtime, toolkit, calls, options, observer, journal)
     yield* Effect.addFinalizer(() => batch.close())
     batch.start()
     return batch
@@ -650,10 +662,16 @@ export const run = <Tools extends Tool.Any, RS>(
   options: Executor.Options<RS> | undefined,
   journal?: Call.Journaling | undefined
 ): Effect.Effect<ReadonlyArray<Outcome>, never, RS | Tool.Requirements<Tools>> =>
-  Effect.scoped(Effect.suspend(() => {
-    const collector = new Collector(calls.length)
-    return Effect.zipRight(open(toolkit, calls, options, collector, journal), collector.all)
-  }))
+  // No scope of its own (a scope, its finalizer and the generator of `open` were most of a small batch's cost): the
+  // batch is closed when the wait for its outcomes ends, however it ends, and started only once that is certain.
+  // The runtime is taken outside the mask: the calls' fibers are forked with its flags, and must stay interruptible.
+  Effect.flatMap(Effect.runtime<RS | Tool.Requirements<Tools>>(), (runtime) =>
+    Effect.uninterruptibleMask((restore) => {
+      const collector = new Collector(calls.length)
+      const batch = prepare(runtime, toolkit, calls, options, collector, journal)
+      batch.start()
+      return Effect.ensuring(restore(collector.all), batch.close())
+    }))
 
 export const shouldTerminate = (outcomes: ReadonlyArray<Outcome>): boolean =>
   outcomes.length > 0 && outcomes.every((o) => Either.isRight(o) && o.right.terminate)
