@@ -54,7 +54,8 @@ const withLogs = <A, E, R>(f: (logs: Array<string>) => Effect.Effect<A, E, R>) =
   return Effect.provide(f(logs), Logger.replace(Logger.defaultLogger, logger))
 }
 
-describe("StdioProvider.connect", () => {
+// each test starts providers of its own and mostly waits on them: the tests run side by side
+describe.concurrent("StdioProvider.connect", () => {
   describe("a provider written without this library", () => {
     it.live("reads the header into a toolkit of ordinary tools, in header order", () =>
       Effect.scoped(Effect.gen(function*() {
