@@ -232,10 +232,12 @@ const processStores = [
   }
 ] as const
 
-for (const store of processStores) {
-  describe.skipIf(store.skip)(`Journal leases between processes on ${store.name}`, () => {
-    it.scopedLive(
-      "two processes racing for one run's lease: one wins; killed, it holds the run until its lease's time",
+// the two stores' races wait on their processes and on the lease's time side by side
+describe.concurrent("Journal leases between processes", () => {
+  for (const store of processStores) {
+    it.scopedLive.skipIf(store.skip)(
+      `on ${store.name}: two processes racing for one run's lease: one wins; killed, it holds the run until its ` +
+        "lease's time",
       () =>
         Effect.gen(function*() {
           const target = yield* store.target
@@ -266,5 +268,5 @@ for (const store of processStores) {
         }),
       120_000
     )
-  })
-}
+  }
+})
