@@ -214,10 +214,11 @@ describe("McpServer.http, bounded", () => {
 
     it.scopedLive("a session idle for sessionIdleTimeout ends: its id answers 404 and the client initializes again", () =>
       Effect.gen(function*() {
-        const { url } = yield* serve(kit, { sessionIdleTimeout: "150 millis" })
+        // long enough for the next request on a loaded machine
+        const { url } = yield* serve(kit, { sessionIdleTimeout: "400 millis" })
         const session = yield* rawSession(url)
         expect((yield* list(url, session)).status).toBe(200)
-        yield* Effect.sleep("400 millis")
+        yield* Effect.sleep("1 second")
         expect((yield* list(url, session)).status).toBe(404)
         const again = yield* rawSession(url)
         expect((yield* list(url, again)).status).toBe(200)
@@ -225,15 +226,15 @@ describe("McpServer.http, bounded", () => {
 
     it.scopedLive("a session with its GET stream open is in use, however long it stays quiet", () =>
       Effect.gen(function*() {
-        const { url } = yield* serve(kit, { sessionIdleTimeout: "150 millis" })
+        const { url } = yield* serve(kit, { sessionIdleTimeout: "400 millis" })
         const session = yield* rawSession(url)
         yield* Effect.scoped(Effect.gen(function*() {
           yield* getStream(url, session)
-          yield* Effect.sleep("400 millis")
+          yield* Effect.sleep("1 second")
           expect((yield* list(url, session)).status).toBe(200)
         }))
         // the stream closed: from now on it is idle, and ends
-        yield* Effect.sleep("400 millis")
+        yield* Effect.sleep("1 second")
         expect((yield* list(url, session)).status).toBe(404)
       }))
 

@@ -147,11 +147,12 @@ describe("StdioProvider.connect against a hostile provider", () => {
       // that compiling every schema takes
       expect(Date.now() - started).toBeLessThan(8_000)
       expect(error.reason).toBe("Timeout")
-      // 40 MB of header: on a loaded machine the deadline finds it still reading, on a fast one still building
+      // 40 MB of header: on a loaded machine the deadline finds it still reading (or not yet started), on a fast one
+      // still building
       expect(error.message).toMatch(
         new RegExp(
           `^${escape(label("tools", 1000, 1000))} (did not start within 1s: its 1000 tools were still being read|` +
-            "sent no ready line \\(an empty line after the tool definitions\\) within 1s; it had sent \\d+ definition)"
+            "sent no ready line \\(an empty line after the tool definitions\\) within 1s(; it had sent \\d+ definition|$))"
         )
       )
     }), 30_000)
