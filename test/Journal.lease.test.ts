@@ -11,6 +11,7 @@ import * as path from "node:path"
 import * as Readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Journal } from "../src/index.js"
+import { fixture } from "./fixtures/compiled.js"
 import { begin, dispatch, freshSchema, PG, skipPg, stores, temporaryDirectory } from "./fixtures/journal.js"
 
 for (const store of stores) {
@@ -171,7 +172,7 @@ for (const store of stores) {
 // real processes
 // -------------------------------------------------------------------------------------------------------------------
 
-const HOST = fileURLToPath(new URL("./fixtures/journal-host.ts", import.meta.url))
+const HOST = fixture("journal-host")
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
 interface Host {
@@ -187,7 +188,7 @@ const spawnHost = (args: ReadonlyArray<string>): Effect.Effect<Host, never, Scop
     Effect.gen(function*() {
       const lines = yield* Queue.unbounded<string>()
       const exit = yield* Deferred.make<number | null>()
-      const child = ChildProcess.spawn(process.execPath, ["--import", "tsx", HOST, ...args], {
+      const child = ChildProcess.spawn(process.execPath, [HOST, ...args], {
         cwd: ROOT,
         stdio: ["pipe", "pipe", "inherit"]
       })
@@ -204,7 +205,7 @@ const spawnHost = (args: ReadonlyArray<string>): Effect.Effect<Host, never, Scop
     (host) => Effect.sync(() => host.child.exitCode === null && host.child.kill("SIGKILL"))
   )
 
-/** The next line a host prints, within the time tsx takes to start on a loaded machine. */
+/** The next line a host prints, within the time a start takes on a loaded machine. */
 const next = (host: Host) => Queue.take(host.lines).pipe(Effect.timeout("60 seconds"), Effect.orDie)
 
 const processStores = [
@@ -231,10 +232,12 @@ const processStores = [
   }
 ] as const
 
-for (const store of processStores) {
-  describe.skipIf(store.skip)(`Journal leases between processes on ${store.name}`, () => {
-    it.scopedLive(
-      "two processes racing for one run's lease: one wins; killed, it holds the run until its lease's time",
+// the two stores' races wait on their processes and on the lease's time side by side
+describe.concurrent("Journal leases between processes", () => {
+  for (const store of processStores) {
+    it.scopedLive.skipIf(store.skip)(
+      `on ${store.name}: two processes racing for one run's lease: one wins; killed, it holds the run until its ` +
+        "lease's time",
       () =>
         Effect.gen(function*() {
           const target = yield* store.target
@@ -265,5 +268,5 @@ for (const store of processStores) {
         }),
       120_000
     )
-  })
-}
+  }
+})

@@ -15,7 +15,9 @@ import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { Tool, Toolkit } from "../src/index.js"
 import * as McpServer from "../src/McpServer.js"
+import { fixture } from "./fixtures/compiled.js"
 import { hanging } from "./fixtures/hanging.js"
+import { runNode } from "./helpers.js"
 
 const info = { name: "limits-test-server", version: "0.0.1" }
 
@@ -88,7 +90,7 @@ const getStream = (url: string, session: string) =>
 // a server in a process of its own, for memory
 // ---------------------------------------------------------------------------------------------------------------
 
-const fixture = Path.join(import.meta.dirname, "fixtures/mcp-http-memory.ts")
+const MEMORY = fixture("mcp-http-memory")
 
 interface Measured {
   readonly url: string
@@ -101,7 +103,7 @@ const measuredServer = (env: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        ChildProcess.spawn(process.execPath, ["--expose-gc", "--import", "tsx", fixture], {
+        ChildProcess.spawn(process.execPath, ["--expose-gc", MEMORY], {
           env: { ...process.env, ...env },
           stdio: ["pipe", "pipe", "inherit"]
         })
@@ -212,10 +214,11 @@ describe("McpServer.http, bounded", () => {
 
     it.scopedLive("a session idle for sessionIdleTimeout ends: its id answers 404 and the client initializes again", () =>
       Effect.gen(function*() {
-        const { url } = yield* serve(kit, { sessionIdleTimeout: "150 millis" })
+        // long enough for the next request on a loaded machine
+        const { url } = yield* serve(kit, { sessionIdleTimeout: "400 millis" })
         const session = yield* rawSession(url)
         expect((yield* list(url, session)).status).toBe(200)
-        yield* Effect.sleep("400 millis")
+        yield* Effect.sleep("1 second")
         expect((yield* list(url, session)).status).toBe(404)
         const again = yield* rawSession(url)
         expect((yield* list(url, again)).status).toBe(200)
@@ -223,15 +226,15 @@ describe("McpServer.http, bounded", () => {
 
     it.scopedLive("a session with its GET stream open is in use, however long it stays quiet", () =>
       Effect.gen(function*() {
-        const { url } = yield* serve(kit, { sessionIdleTimeout: "150 millis" })
+        const { url } = yield* serve(kit, { sessionIdleTimeout: "400 millis" })
         const session = yield* rawSession(url)
         yield* Effect.scoped(Effect.gen(function*() {
           yield* getStream(url, session)
-          yield* Effect.sleep("400 millis")
+          yield* Effect.sleep("1 second")
           expect((yield* list(url, session)).status).toBe(200)
         }))
         // the stream closed: from now on it is idle, and ends
-        yield* Effect.sleep("400 millis")
+        yield* Effect.sleep("1 second")
         expect((yield* list(url, session)).status).toBe(404)
       }))
 
@@ -338,14 +341,11 @@ describe("McpServer.http, bounded", () => {
         expect(yield* messageOf({ sessionIdleTimeout: Duration.zero })).toMatch(/^invalid sessionIdleTimeout/)
       }))
 
-    it("`agent-tools mcp --http 99999` is a usage error: exit 2 and one line", () => {
-      const cli = Path.join(import.meta.dirname, "../src/cli/main.ts")
-      const run = ChildProcess.spawnSync(process.execPath, ["--import", "tsx", cli, "mcp", "--http", "99999"], {
-        encoding: "utf8",
-        timeout: 30_000
-      })
-      expect(run.status).toBe(2)
+    it("`agent-tools mcp --http 99999` is a usage error: exit 2 and one line", async () => {
+      const root = Path.join(import.meta.dirname, "..")
+      const run = await runNode(Path.join(root, "dist/cli/main.js"), ["mcp", "--http", "99999"], { cwd: root })
+      expect(run.code).toBe(2)
       expect(run.stderr).toBe("invalid port 99999: a port is an integer from 0 to 65535\n")
-    }, 40_000)
+    })
   })
 })

@@ -9,12 +9,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Schema } from "effect"
 import * as ChildProcess from "node:child_process"
-import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { Tool, Toolkit } from "../src/index.js"
 import * as McpServer from "../src/McpServer.js"
+import { example } from "./fixtures/compiled.js"
 
-const example = Path.join(import.meta.dirname, "../examples/mcp-stdio-server.ts")
+const EXAMPLE = example("mcp-stdio-server")
 
 /** Each hostile request, and the error it is answered with (`id` absent where it could not be read). */
 const hostile: ReadonlyArray<{ readonly what: string; readonly line: string; readonly answer: unknown }> = [
@@ -95,9 +95,7 @@ const initialize = {
 /** The example server in a child process, spoken to in raw lines; every line it writes is kept. */
 const stdioChild = Effect.gen(function*() {
   const child = yield* Effect.acquireRelease(
-    Effect.sync(() =>
-      ChildProcess.spawn(process.execPath, ["--import", "tsx", example], { stdio: ["pipe", "pipe", "pipe"] })
-    ),
+    Effect.sync(() => ChildProcess.spawn(process.execPath, [EXAMPLE], { stdio: ["pipe", "pipe", "pipe"] })),
     (child) => Effect.sync(() => child.kill())
   )
   const lines: Array<Record<string, unknown>> = []

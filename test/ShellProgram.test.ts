@@ -34,7 +34,8 @@ const golden = (file: string, text: string): void => {
 }
 
 describe("ShellProgram", () => {
-  describe("a host's program", () => {
+  // each test runs its own processes, in folders of its own: they wait on them side by side
+  describe.concurrent("a host's program", () => {
     it("usage --markdown is the golden text: a section per tool, flags with types, marks, values, defaults, hints", async () => {
       const ran = await demo(["usage", "--markdown"])
       expect(ran.code, ran.stderr).toBe(0)
@@ -114,10 +115,11 @@ describe("ShellProgram", () => {
         [["schema"], "schema needs a tool's name: demo-tools schema <tool>"],
         [["--verbose", "greet"], "unknown option --verbose; before the tool's name come only --yes and --help"]
       ]
-      for (const [words, message] of cases) {
-        const ran = await demo(words)
+      const runs = await Promise.all(cases.map(([words]) => demo(words)))
+      cases.forEach(([words, message], i) => {
+        const ran = runs[i]!
         expect([ran.code, ran.stdout, ran.stderr], words.join(" ")).toEqual([2, "", `demo-tools: ${message}\n`])
-      }
+      })
       // the parser's own words vary with the Node version
       const notJson = await demo(["greet", "{name: a}"])
       expect(notJson.code).toBe(2)
@@ -138,12 +140,13 @@ describe("ShellProgram", () => {
         [["greet", `-${long}`], `"-${"x".repeat(119)}…" is not a flag`],
         [["greet", "--name", "a", "{}", long, long, long, long], `got 5: "{}" "${start}" "${start}" …`]
       ]
-      for (const [words, message] of cases) {
-        const ran = await demo(words)
+      const runs = await Promise.all(cases.map(([words]) => demo(words)))
+      cases.forEach(([, message], i) => {
+        const ran = runs[i]!
         expect(ran.code).toBe(2)
         expect(ran.stderr, message).toContain(message)
         expect(ran.stderr.length).toBeLessThan(700)
-      }
+      })
     })
 
     it("a failed call exits 1 with its Error: line; invalid arguments too", async () => {
@@ -201,7 +204,7 @@ describe("ShellProgram", () => {
     })
   })
 
-  describe("agent-tools run", () => {
+  describe.concurrent("agent-tools run", () => {
     const workspace = (files: Record<string, string>): string => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "run-test-"))
       for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), content)

@@ -1,6 +1,6 @@
 /**
  * StdioProvider.connect against a provider that attacks its host (test/fixtures/provider-hostile.mjs): a 600 MB
- * answer line, a header of 100,000 tools or with a 600 MB line, 200,000 lines of log on stdout. The host must stay
+ * answer line, a header of 100,000 tools or with a 600 MB line, 20,000 lines of log on stdout. The host must stay
  * up with bounded memory, fail what the attack touches with a clear error, and keep its scope's guarantees. Real
  * processes, so `it.live`.
  */
@@ -147,11 +147,12 @@ describe("StdioProvider.connect against a hostile provider", () => {
       // that compiling every schema takes
       expect(Date.now() - started).toBeLessThan(8_000)
       expect(error.reason).toBe("Timeout")
-      // 40 MB of header: on a loaded machine the deadline finds it still reading, on a fast one still building
+      // 40 MB of header: on a loaded machine the deadline finds it still reading (or not yet started), on a fast one
+      // still building
       expect(error.message).toMatch(
         new RegExp(
           `^${escape(label("tools", 1000, 1000))} (did not start within 1s: its 1000 tools were still being read|` +
-            "sent no ready line \\(an empty line after the tool definitions\\) within 1s; it had sent \\d+ definition)"
+            "sent no ready line \\(an empty line after the tool definitions\\) within 1s(; it had sent \\d+ definition|$))"
         )
       )
     }), 30_000)
@@ -177,12 +178,12 @@ describe("StdioProvider.connect against a hostile provider", () => {
   )
 
   it.live(
-    "200,000 lines of log on stdout make ten warnings and a count, not 200,000 warnings",
+    "20,000 lines of log on stdout make ten warnings and a count, not 20,000 warnings",
     () =>
       withLogs((logs) =>
         Effect.gen(function*() {
           yield* Effect.scoped(Effect.gen(function*() {
-            const provider = yield* hostile("junk", 200_000)
+            const provider = yield* hostile("junk", 20_000)
             expect(modelText(yield* run(yield* provider.toolkit, "junk"))).toBe("done")
           }))
           const warnings = logs.filter((line) => line.startsWith("stdio provider: ignored"))
@@ -195,7 +196,7 @@ describe("StdioProvider.connect against a hostile provider", () => {
           const counted = warnings.slice(10).map((line) =>
             Number(/^stdio provider: ignored (\d+) more lines/.exec(line)![1])
           )
-          expect(counted.reduce((a, b) => a + b, 0)).toBe(200_000 - 10)
+          expect(counted.reduce((a, b) => a + b, 0)).toBe(20_000 - 10)
           expect(warnings.at(-1)).toMatch(
             /^stdio provider: ignored \d+ more lines of stdout that are not answers \(the first 10 were logged one by one; the rest are counted\)$/
           )

@@ -31,7 +31,8 @@ const killAll = (pids: ReadonlyArray<number>) => Effect.sync(() => killPids(pids
 /** The pids a command printed, one per line of its answer. */
 const pidsIn = (answer: string): Array<number> => answer.split("\n").filter((l) => /^\d+$/.test(l)).map(Number)
 
-describe("Workspace bash", () => {
+// each test has a root and a shell of its own, and mostly waits on them: the tests run side by side
+describe.concurrent("Workspace bash", () => {
   describe("a shell that is killed", () => {
     it.live("kill -9 $$: the answer says so, the next command runs, with the state from before", () =>
       Effect.gen(function*() {
@@ -236,7 +237,7 @@ describe("Workspace bash", () => {
           const root = makeRoot()
           yield* session(root, (batch) =>
             Effect.gen(function*() {
-              const [answer] = yield* batch([bash("yes & echo $! > yes.pid; echo started")])
+              const [answer] = yield* batch([bash("echo started; yes & echo $! > yes.pid")])
               expect(answer).toContain("started")
               const pid = Number(fs.readFileSync(path.join(root, "yes.pid"), "utf8"))
               yield* Effect.addFinalizer(() => killAll([pid]))

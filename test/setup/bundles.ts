@@ -1,12 +1,13 @@
 /**
  * Vitest's global setup: builds what the tests run as child processes, once, before the first test file, and only
  * what is older than its sources: the agent-tools binary (dist/cli/main.js, which the CLI tests run as a user runs
- * it) and the TypeScript fixtures (test/fixtures/compiled.ts). So `npm test` after an edit of src/ tests the edit.
+ * it) and the programs tests spawn (test/fixtures/compiled.ts, all of them in one esbuild run). So `npm test` after
+ * an edit of src/ tests the edit.
  */
 import { bundleCli } from "../../scripts/bundle.mjs"
-import { fixture, names } from "../fixtures/compiled.js"
+import { build, entries } from "../fixtures/compiled.js"
 
 export default function setup(): void {
   bundleCli()
-  for (const name of names()) fixture(name)
+  build(entries())
 }
