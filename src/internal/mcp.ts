@@ -91,8 +91,9 @@ export const recordsOf = (meta: unknown): ReadonlyArray<Recorder.Record> => {
 
 /**
  * An MCP result as an outcome of ours: `isError` becomes a `ToolFailure` whose message is the joined text without
- * the `Error: ` a tool may have written before it (or {@link EMPTY_FAILURE_MESSAGE}); content parts are kept as they are (every MCP content type is one of ours);
- * `structuredContent` becomes `structured`; our own record in `_meta` becomes `details`.
+ * the `Error: ` a tool may have written before it (or {@link EMPTY_FAILURE_MESSAGE}); content parts are kept as
+ * they are (every MCP content type is one of ours); `structuredContent` becomes `structured`; our own record in
+ * `_meta` becomes `details`.
  */
 export const fromCallToolResult = (
   tool: string,

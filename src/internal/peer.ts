@@ -201,11 +201,10 @@ export class Peer<V = never> {
     yield* race(this.child.exited, Deferred.await(this.endDeferred))
     if (this.state._tag === "Running") {
       const status = this.child.exitStatus()!
-      // the wait ends after an I/O poll, not at its timer: in a busy process the timer fires late, in the same turn
-      // of the event loop as the poll that would read what the peer wrote last, and it would be left out
+      // realSleep ends after an I/O poll: what the peer wrote last is read even when its timer fires late
       const closed = yield* race(
         Effect.as(this.child.closed, true),
-        Effect.as(Effect.zipRight(Process.realSleep(LAST_WORDS_MILLIS), Process.yieldToEventLoop), false)
+        Effect.as(Process.realSleep(LAST_WORDS_MILLIS), false)
       )
       // a last line without its newline is still a line, once nothing more can come
       if (closed) this.splitter.end()

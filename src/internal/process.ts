@@ -95,11 +95,22 @@ export interface Child {
   readonly terminate: Effect.Effect<void>
 }
 
-/** Sleeps on a real timer (never on `TestClock`). */
+/**
+ * Sleeps on a real timer (never on `TestClock`), and goes on after the event loop's next poll for I/O, not at the
+ * timer itself. Most of these sleeps bound a wait for what a peer may still write (a command's last output, an
+ * exited process's stderr, a late notification): in a busy process a timer fires late, in the same turn of the
+ * event loop as the poll that would read what arrived in time, and the sleeper would go on without it.
+ */
 export const realSleep = (millis: number): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
-    const timer = setTimeout(() => resume(Effect.void), millis)
-    return Effect.sync(() => clearTimeout(timer))
+    let immediate: NodeJS.Immediate | undefined
+    const timer = setTimeout(() => {
+      immediate = setImmediate(() => resume(Effect.void))
+    }, millis)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      if (immediate !== undefined) clearImmediate(immediate)
+    })
   })
 
 /**

@@ -393,16 +393,15 @@ class Running {
    * Waits, after the exit, for output written just before it that may not have been read yet: until the pipe ends
    * or has been quiet for a moment (a background writer keeps it busy: then a quarter of a second at most).
    *
-   * Each wait ends after the event loop's next poll for I/O, not at its timer: in a busy process (other shells,
-   * other work) the timer can fire late, before the poll that reads what the command wrote, and the output would be
-   * taken as quiet, and lost, though it was in the pipe all along.
+   * Each wait ends after the event loop's next poll for I/O (`realSleep` does): in a busy process a late timer
+   * would otherwise take the output as quiet, and lose it, though it was in the pipe all along.
    */
   readonly settle: Effect.Effect<void> = Effect.suspend(() => {
     const exitedAt = Date.now()
     const quiet = () => Date.now() - Math.max(this.output.lastDataAt, exitedAt) >= 25
     return Effect.whileLoop({
       while: () => !this.ended && !quiet() && Date.now() - exitedAt < 250,
-      body: () => Effect.zipRight(Process.realSleep(5), Process.yieldToEventLoop),
+      body: () => Process.realSleep(5),
       step: () => {}
     })
   })
