@@ -521,6 +521,44 @@ describe("McpClient", () => {
         expect(yield* eventually(() => cancelled.length === 1)).toBe(true)
       }))
 
+    it.scopedLive("calls after a cancelled one run, and the server hears of the cancelled call only", () =>
+      Effect.gen(function*() {
+        const cancelled: Array<unknown> = []
+        const peer = yield* makePeer({
+          tools: [echoTool, { name: "hang", inputSchema: schema() }],
+          handlers: {
+            echo,
+            hang: (_args, extra) =>
+              new Promise(() => {
+                extra.signal.addEventListener("abort", () => void cancelled.push(extra.requestId))
+              })
+          }
+        })
+        const client = yield* McpClient.connect(peer.transport)
+        const kit = yield* client.toolkit
+        const tool = (name: string) => Option.getOrThrow(Toolkit.lookup(kit, name))
+        const echoes = (from: number) =>
+          Effect.forEach([from, from + 1, from + 2], (i) =>
+            Effect.map(
+              Tool.execute(tool("echo"), { id: `e${i}`, arguments: { message: `m${i}` } }),
+              (outcome) => Either.map(outcome, ToolResult.toText)
+            ))
+        // the requests that ended leave their signals for the next ones; the cancelled one's is never used again
+        expect(yield* echoes(1)).toEqual([Either.right("m1"), Either.right("m2"), Either.right("m3")])
+        const hanging = yield* Effect.fork(Tool.execute(tool("hang"), { id: "h", arguments: {} }))
+        expect(yield* eventually(() => peer.calls.length === 4)).toBe(true)
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(hanging))).toBe(true)
+        expect(yield* eventually(() => cancelled.length === 1)).toBe(true)
+        expect(yield* echoes(4)).toEqual([Either.right("m4"), Either.right("m5"), Either.right("m6")])
+        const more = yield* Effect.fork(Tool.execute(tool("hang"), { id: "h2", arguments: {} }))
+        expect(yield* eventually(() => peer.calls.length === 8)).toBe(true)
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(more))).toBe(true)
+        expect(yield* eventually(() => cancelled.length === 2)).toBe(true)
+        yield* Effect.sleep("50 millis")
+        expect(cancelled).toHaveLength(2)
+        expect(cancelled[0]).not.toEqual(cancelled[1])
+      }))
+
     it.scopedLive("a call interrupted while it forwards progress still tells the server, and returns at once", () =>
       Effect.gen(function*() {
         const cancelled: Array<string> = []

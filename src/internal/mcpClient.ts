@@ -514,6 +514,20 @@ const promise = <A>(run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, 
 type OnProgress = (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void
 
 /**
+ * Controllers of requests that ended without being aborted, for the next requests: a request's signal is
+ * unobserved once its promise has settled (the SDK removes its listener as the request ends, before its caller
+ * hears of it), and making a signal costs more than a tenth of a call to a local server. An aborted one is never
+ * kept. At most {@link IDLE_CONTROLLERS} (as many as calls once ran side by side, up to that).
+ */
+const idleControllers: Array<AbortController> = []
+
+const IDLE_CONTROLLERS = 64
+
+const release = (controller: AbortController): void => {
+  if (!controller.signal.aborted && idleControllers.length < IDLE_CONTROLLERS) idleControllers.push(controller)
+}
+
+/**
  * One request of the session in flight, between the SDK's promise and the fiber that waits for it: no queue, no
  * forked fiber, no race. The promise settling, the server's progress and the session's death land here,
  * synchronously, and resume the fiber if it waits; the fiber is resumed with what to do next: forward the progress
@@ -529,11 +543,10 @@ class InFlight<A> {
   private resume: ((next: Effect.Effect<A, unknown>) => void) | undefined = undefined
   /**
    * Aborting it is how a call is cancelled: the SDK then sends `notifications/cancelled` and rejects the request.
-   * A real `AbortController`, though it costs a few µs per call: the SDK may use the signal in any way an
-   * `AbortSignal` allows (`AbortSignal.any`, `{ once }` listeners), and a stand-in would break with the next minor.
+   * A real `AbortController` (the SDK may use the signal in any way an `AbortSignal` allows), taken from
+   * {@link idleControllers} when the request starts.
    */
-  private readonly controller = new AbortController()
-  private started = false
+  private controller: AbortController | undefined = undefined
 
   constructor(
     private readonly session: Session,
@@ -545,7 +558,7 @@ class InFlight<A> {
    * included) runs under its canceler, so an interruption at any point aborts the request.
    */
   readonly wait: Effect.Effect<A, unknown> = Effect.async<A, unknown>((resume) => {
-    if (!this.started) this.start()
+    if (this.controller === undefined) this.start()
     const next = this.next()
     if (next === undefined) this.resume = resume
     else resume(next)
@@ -555,20 +568,21 @@ class InFlight<A> {
   /** Interruption: the request is abandoned at once, and the SDK tells the server. */
   private readonly interrupted: Effect.Effect<void> = Effect.sync(() => {
     this.resume = undefined
-    if (this.end(Exit.interrupt(FiberId.none))) this.controller.abort("the call was cancelled")
+    if (this.end(Exit.interrupt(FiberId.none))) this.controller?.abort("the call was cancelled")
   })
 
   /** The session died: the request fails with the reason now, whatever the server still sends. */
   die(error: McpClientError): void {
     this.progress = undefined
-    if (this.end(Exit.fail(error))) this.controller.abort("the MCP session ended")
+    if (this.end(Exit.fail(error))) this.controller?.abort("the MCP session ended")
   }
 
   private start(): void {
-    this.started = true
+    const controller = idleControllers.pop() ?? new AbortController()
+    this.controller = controller
     if (this.session.dead !== undefined) return void this.end(Exit.fail(this.session.dead))
     this.session.inFlight.add(this)
-    this.run(this.controller.signal, (p) => {
+    this.run(controller.signal, (p) => {
       if (this.outcome !== undefined) return
       const progress: Progress = {
         progress: p.progress,
@@ -579,8 +593,14 @@ class InFlight<A> {
       else this.progress.push(progress)
       this.wake()
     }).then(
-      (value) => void this.end(Exit.succeed(value)),
-      (error) => void this.end(Exit.fail(error))
+      (value) => {
+        this.end(Exit.succeed(value))
+        release(controller)
+      },
+      (error) => {
+        this.end(Exit.fail(error))
+        release(controller)
+      }
     )
   }
 
@@ -897,14 +917,11 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dyna
   // sending a call again is safe by the server's word (read-only, idempotent) or the host's (replay: "safe")
   const safe = remote.annotations?.readOnlyHint === true || remote.annotations?.idempotentHint === true ||
     replay === "safe"
-  const rules: CallRules = {
-    grace,
-    safe,
-    // without its output schema: the SDK would compile one for every call given a definition
-    headers: session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
-      ? { ...remote, outputSchema: undefined }
-      : undefined
-  }
+  // without its output schema: the SDK would compile one for every call given a definition
+  const headers = session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
+    ? { ...remote, outputSchema: undefined }
+    : undefined
+  const rules: CallRules = { grace, safe, plain: remote.outputSchema === undefined && headers === undefined, headers }
   return Tool.fromJsonSchema(name, {
     description: remote.description ?? title ?? "",
     title,
@@ -1062,6 +1079,8 @@ const callTool = (
 interface CallRules {
   readonly grace: boolean
   readonly safe: boolean
+  /** Whether the tool has no output schema and no `x-mcp-header` declarations: nothing for `callTool` to do. */
+  readonly plain: boolean
   /** The definition the SDK mirrors `x-mcp-header` arguments from (2026-07-28 over HTTP), when it has any. */
   readonly headers: Sdk.Tool | undefined
 }
@@ -1079,26 +1098,27 @@ const sendCall = (
   const settings = session.settings
   const meta = session.requestMeta
   const generation = session.auth?.generation ?? 0
-  const call = new InFlight(session, (signal, onprogress) =>
-    session.client.callTool(
-      meta === undefined ? { name: remote.name, arguments: args } : { name: remote.name, arguments: args, _meta: meta },
-      rules.headers === undefined
-        ? {
-          signal,
-          timeout: settings.timeoutMillis,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: settings.maxTotalMillis,
-          onprogress
-        }
-        : {
-          signal,
-          timeout: settings.timeoutMillis,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: settings.maxTotalMillis,
-          onprogress,
-          toolDefinition: rules.headers
-        }
-    ))
+  const call = new InFlight(session, (signal, onprogress) => {
+    const params = meta === undefined
+      ? { name: remote.name, arguments: args }
+      : { name: remote.name, arguments: args, _meta: meta }
+    const options = {
+      signal,
+      timeout: settings.timeoutMillis,
+      resetTimeoutOnProgress: true,
+      maxTotalTimeout: settings.maxTotalMillis,
+      onprogress
+    }
+    // in a 2025 session, for a tool without an output schema, `callTool` adds nothing to the request but the cost
+    // of looking up an output check there is none of, and of checking the result through the era's table
+    if (!session.modern && rules.plain) {
+      return session.client.request({ method: "tools/call", params }, Sdk.legacyCallToolResult, options)
+    }
+    return session.client.callTool(
+      params,
+      rules.headers === undefined ? options : { ...options, toolDefinition: rules.headers }
+    )
+  })
   return Effect.matchEffect(call.wait, {
     onFailure: (error) => {
       if (session.dead === undefined) {
