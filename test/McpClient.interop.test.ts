@@ -203,6 +203,36 @@ describe("McpClient, what the interop sweep found", () => {
       }))
   })
 
+  it("defaults are optional in every place a schema can be, and only there", () => {
+    const withDefault = { type: "object", properties: { a: { default: 1 }, b: {} }, required: ["a", "b"] }
+    const rewritten = { type: "object", properties: { a: { default: 1 }, b: {} }, required: ["b"] }
+    const schema = {
+      type: "object",
+      properties: { p: withDefault },
+      additionalProperties: withDefault,
+      items: [withDefault, { type: "string" }],
+      anyOf: [{ type: "null" }, withDefault],
+      $defs: { d: withDefault },
+      not: { items: withDefault },
+      // values, not schemas: left as they are
+      default: withDefault,
+      examples: [withDefault],
+      const: withDefault
+    }
+    expect(defaultsOptional(schema)).toEqual({
+      ...schema,
+      properties: { p: rewritten },
+      additionalProperties: rewritten,
+      items: [rewritten, { type: "string" }],
+      anyOf: [{ type: "null" }, rewritten],
+      $defs: { d: rewritten },
+      not: { items: rewritten }
+    })
+    expect(defaultsOptional({ items: withDefault })).toEqual({ items: rewritten })
+    // the server's objects are not changed
+    expect(withDefault.required).toEqual(["a", "b"])
+  })
+
   describe("schemas compiled on first use", () => {
     it.scopedLive("a listing compiles no schema; a tool's first call compiles its own, and a refresh none again", () =>
       Effect.gen(function*() {
