@@ -494,24 +494,46 @@ const markDead = (session: Session, error: McpClientError): void => {
 
 /**
  * Runs a promise-returning request; interruption aborts it (the SDK then sends `notifications/cancelled`). Not
- * bound to the session's death: for `initialize`, which a death ends through the transport anyway.
+ * bound to the session's death: for `initialize`, which a death ends through the transport anyway. With a
+ * `deadline`, the request is aborted and fails with `onTimeout()` when it has not settled within `millis` of real
+ * time (after the event loop's next poll for I/O, as `Process.realSleep` ends): a timer of its own, not a race
+ * against one, which would fork two fibers.
  */
-const promise = <A>(run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, unknown> =>
+const promise = <A>(
+  run: (signal: AbortSignal) => Promise<A>,
+  deadline?: { readonly millis: number; readonly onTimeout: () => unknown }
+): Effect.Effect<A, unknown> =>
   Effect.async<A, unknown>((resume) => {
     const controller = new AbortController()
     let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let immediate: ReturnType<typeof setImmediate> | undefined
+    const settle = (outcome: Effect.Effect<A, unknown>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      clearImmediate(immediate)
+      resume(outcome)
+    }
+    if (deadline !== undefined) {
+      timer = setTimeout(() => {
+        immediate = setImmediate(() => {
+          if (settled) return
+          controller.abort("the request timed out")
+          settle(Effect.failSync(deadline.onTimeout))
+        })
+      }, deadline.millis)
+    }
     run(controller.signal).then(
-      (value) => {
-        settled = true
-        resume(Effect.succeed(value))
-      },
-      (error) => {
-        settled = true
-        resume(Effect.fail(error))
-      }
+      (value) => settle(Effect.succeed(value)),
+      (error) => settle(Effect.fail(error))
     )
     return Effect.sync(() => {
-      if (!settled) controller.abort("the request was cancelled")
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      clearImmediate(immediate)
+      controller.abort("the request was cancelled")
     })
   })
 
@@ -1218,14 +1240,22 @@ const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effec
 // listings
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Every page of the server's list, at most `maxTools` tools in all; each request within `timeoutMillis`. */
-const listPages = (session: Session, timeoutMillis: number): Effect.Effect<ReadonlyArray<Sdk.Tool>, McpClientError> =>
+/**
+ * Every page of the server's list, at most `maxTools` tools in all, before `deadline` (`Date.now()` time): each
+ * request is given the time left as its timeout, and `late()` is the error when it runs out.
+ */
+const listPages = (
+  session: Session,
+  deadline: number,
+  late: () => McpClientError
+): Effect.Effect<ReadonlyArray<Sdk.Tool>, McpClientError> =>
   Effect.gen(function*() {
     const tools: Array<Sdk.Tool> = []
     const cursors = new Set<string>()
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
       if (session.dead !== undefined) return yield* Effect.fail(session.dead)
+      if (Date.now() >= deadline) return yield* Effect.fail(late())
       const meta = session.requestMeta
       const params = { ...(cursor === undefined ? {} : { cursor }), ...(meta === undefined ? {} : { _meta: meta }) }
       const result = yield* Effect.catchAll(
@@ -1236,11 +1266,16 @@ const listPages = (session: Session, timeoutMillis: number): Effect.Effect<Reado
           true,
           inFlight(
             session,
-            (signal) => session.client.request({ method: "tools/list", params }, { signal, timeout: timeoutMillis })
+            (signal) =>
+              session.client.request({ method: "tools/list", params }, {
+                signal,
+                timeout: Math.max(1, deadline - Date.now())
+              })
           )
         ),
         (error) =>
-          Effect.zipRight(
+          // a request's timeout is the time the listing had left
+          session.dead === undefined && Sdk.isTimeout(error) ? Effect.fail(late()) : Effect.zipRight(
             session.settled,
             Effect.suspend(() => Effect.fail(requestError(session, "tools/list", "listing the tools", error)))
           )
@@ -1268,21 +1303,22 @@ const listPages = (session: Session, timeoutMillis: number): Effect.Effect<Reado
   })
 
 /**
- * The server's tools, listed (every page) and made tools, all within `millis` of real time: a server that pages
- * slowly, or without end, cannot hold a connect or a refresh past its timeout.
+ * The server's tools, listed (every page) within `millis` of real time, and made tools: a server that pages slowly,
+ * or without end, cannot hold a connect or a refresh past its timeout. The time is the requests' own timeouts (the
+ * time left, each), not a timer raced against the listing: a race forks two fibers, a fifth of the Effect work of
+ * a connection.
  */
 const listTools = (session: Session, millis: number): Effect.Effect<Snapshot, McpClientError> =>
-  Peer.withDeadline(
-    Effect.flatMap(listPages(session, millis), (listed) => toSnapshot(session, listed)),
-    millis,
-    () =>
+  Effect.suspend(() => {
+    const late = () =>
       new McpClientError({
         reason: "Request",
         message: `the ${session.label} did not finish listing its tools within ${
           Duration.format(Duration.millis(millis))
         }`
       })
-  )
+    return Effect.flatMap(listPages(session, Date.now() + millis, late), (listed) => toSnapshot(session, listed))
+  })
 
 /**
  * Lists the tools and swaps the snapshot; one listing at a time. Whatever the outcome, the notifications counted
@@ -1739,12 +1775,11 @@ const attempt = (
     // not raced with the session's death: a death always closes the transport, which fails the handshake, and
     // the SDK closes the transport itself when it times out (a death that must not hide the timeout)
     const connectMillis = session.settings.connectMillis
-    yield* Peer.withDeadline(
-      promise((signal) => client.connect(transport, { signal, timeout: connectMillis })),
-      connectMillis,
+    yield* promise((signal) => client.connect(transport, { signal, timeout: connectMillis }), {
+      millis: connectMillis,
       // the whole handshake (the probe, then initialize) is under connectTimeout, said as the SDK says a timeout
-      () => new Sdk.SdkError(Sdk.SdkErrorCode.RequestTimeout, "the handshake timed out")
-    ).pipe(
+      onTimeout: () => new Sdk.SdkError(Sdk.SdkErrorCode.RequestTimeout, "the handshake timed out")
+    }).pipe(
       Effect.catchAll((error) => Effect.zipRight(session.settled, Effect.fail(error))),
       Effect.mapError((error) => {
         const mapped = handshakeError(session, error)
