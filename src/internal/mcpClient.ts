@@ -1577,6 +1577,21 @@ const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effec
   lock
 })
 
+/**
+ * The error of a session whose client was closed, for the calls that come after: made without checking its fields
+ * (they are ours) and without a stack (it would show the scope's finalizer). Every connection's close makes one,
+ * and a checked error with a stack cost 40 to 80 µs of a 3 ms connection (row 12).
+ */
+const closedError = (session: Session): McpClientError => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` }, true)
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
 /** The transport of an attempt: ours for stdio (a spawned peer) and HTTP, or the one given. */
 const openTransport = (
   session: Session,
@@ -1759,12 +1774,7 @@ const attempt = (
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         const connected = session.connected && session.dead === undefined
-        if (session.dead === undefined) {
-          markDead(
-            session,
-            new McpClientError({ reason: "Closed", message: `the MCP client of the ${session.label} was closed` })
-          )
-        }
+        if (session.dead === undefined) markDead(session, closedError(session))
         return Effect.promise(async () => {
           if (connected) await endSession(transport)
           await client.close().catch(() => undefined)
