@@ -149,12 +149,17 @@ export const compile = (
 ): Validator => {
   const draft = draftOf(schema)
   // `$id` would register the schema globally and make a second tool with the same id fail to compile.
-  const { $id: _id, $schema: _schema, ...rest } = schema
+  const strip = () => {
+    const { $id: _id, $schema: _schema, ...rest } = schema
+    return rest
+  }
   // checked against its draft's meta-schema now, unless that waits for the compilation (which checks it too)
-  if (options?.checkOnFirstUse !== true) generationFor(draft).ajv.validateSchema(rest, true)
+  if (options?.checkOnFirstUse !== true) generationFor(draft).ajv.validateSchema(strip(), true)
   let validate: ValidateFunction | undefined
   return (value) => {
     if (validate === undefined) {
+      // copied when first needed: a listing of many tools makes many validators and uses few
+      const rest = strip()
       const key = `${draft}:${canonical(rest)}`
       validate = cached(key)
       if (validate === undefined) {
