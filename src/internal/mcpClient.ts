@@ -762,11 +762,13 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
     const tools: Array<Tool.Dynamic> = []
     const seen = new Set<string>()
     for (const [i, remote] of listed.entries()) {
-      // compiling schemas is synchronous work: the listing's deadline must be able to fire between tools
+      // making a thousand tools is synchronous work: the event loop turns (timers, I/O) between groups of them
       if (i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1) yield* Process.yieldToEventLoop
       const name = localName(session, remote.name)
+      // one walk of the schema for the common case, a schema that declares no headers
+      const declares = session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
       const unusable = unusableName(remote.name, name, seen) ??
-        (session.mirrorsHeaders ? headerDeclarationProblem(remote.inputSchema) : undefined)
+        (declares ? headerDeclarationProblem(remote.inputSchema) : undefined)
       if (unusable !== undefined) {
         yield* Effect.logWarning(
           `the ${session.label} lists a tool ${preview(remote.name)} that cannot be offered${
@@ -777,7 +779,7 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
       }
       try {
         // no Ajv work while listing: each tool checks and compiles its schema on its first call
-        tools.push(ToolInternal.withSchemaCheckOnFirstCall(() => remoteTool(session, remote, name)))
+        tools.push(ToolInternal.withSchemaCheckOnFirstCall(() => remoteTool(session, remote, name, declares)))
         seen.add(name)
       } catch (error) {
         yield* Effect.logWarning(
@@ -921,7 +923,9 @@ const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
         break
       // a schema, or a list of them
       case "items":
-        rewritten = Array.isArray(value) ? optionalWhereDefaultEach(value, depth + 1) : optionalWhereDefault(value, depth + 1)
+        rewritten = Array.isArray(value)
+          ? optionalWhereDefaultEach(value, depth + 1)
+          : optionalWhereDefault(value, depth + 1)
         break
       // a list of schemas
       case "anyOf":
@@ -962,7 +966,11 @@ const optionalWhereDefaultIn = (map: Record<string, unknown>, depth: number): Re
   return mapped ?? map
 }
 
-const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dynamic => {
+/**
+ * A remote tool as a tool named `name`. `mirrored`: the SDK mirrors its `x-mcp-header` arguments into headers (a
+ * 2026-07-28 session over HTTP, and a schema that declares some).
+ */
+const remoteTool = (session: Session, remote: Sdk.Tool, name: string, mirrored: boolean): Tool.Dynamic => {
   const annotations = annotationsOf(remote)
   const title = remote.title ?? remote.annotations?.title
   const resource = override(session.settings.resource, remote.name, name)
@@ -974,9 +982,7 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string): Tool.Dyna
   const safe = remote.annotations?.readOnlyHint === true || remote.annotations?.idempotentHint === true ||
     replay === "safe"
   // without its output schema: the SDK would compile one for every call given a definition
-  const headers = session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
-    ? { ...remote, outputSchema: undefined }
-    : undefined
+  const headers = mirrored ? { ...remote, outputSchema: undefined } : undefined
   const rules: CallRules = { grace, safe, plain: remote.outputSchema === undefined && headers === undefined, headers }
   return Tool.fromJsonSchema(name, {
     description: remote.description ?? title ?? "",
