@@ -778,11 +778,15 @@ export const fromJsonSchema = <const Name extends string, A = never, E = never, 
       decode,
       encode: identity,
       handle: options.handler as (params: unknown) => Effect.Effect<unknown, unknown, any>,
-      toResult: Internal.outputMapper(undefined, undefined),
-      failureMessage: Internal.failureMessenger(undefined)
+      toResult: plainOutput,
+      failureMessage: plainFailureMessage
     }
   })
 }
+
+/** What every JSON-Schema tool maps its output and its failures with: made once, not once a tool. */
+const plainOutput = Internal.outputMapper(undefined, undefined)
+const plainFailureMessage = Internal.failureMessenger(undefined)
 
 /**
  * What {@link wrap} may change of the tool it wraps: every option of {@link CommonOptions} but `strict` and

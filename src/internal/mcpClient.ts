@@ -717,8 +717,8 @@ const requestError = (session: Session, method: string, what: string, error: unk
 /** The override for a tool named by its remote or its local name; the later entry wins when both appear. */
 const override = <A>(table: Readonly<Record<string, A>>, remote: string, local: string): A | undefined => {
   let found: A | undefined
-  for (const [key, value] of Object.entries(table)) {
-    if (key === remote || key === local) found = value
+  for (const key in table) {
+    if (Object.hasOwn(table, key) && (key === remote || key === local)) found = table[key]
   }
   return found
 }
