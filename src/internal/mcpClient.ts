@@ -5,8 +5,9 @@
  *
  * State lives in plain fields of one `Session` object and is changed synchronously: by SDK callbacks (a
  * notification, the transport closing) and by fibers between their steps, never both at once (one JavaScript
- * thread). Anything that waits for a change waits on `pulse`, a `Deferred` that is completed and replaced on every
- * change, after checking its condition in the same synchronous step, so no wake-up is lost.
+ * thread). Anything that waits for a change waits on `pulse`, a `Deferred` made by the first waiter and completed
+ * (and dropped) on the next change, after checking its condition in the same synchronous step, so no wake-up is
+ * lost.
  *
  * How a server's death reaches calls: every request in flight is an {@link InFlight} in `session.inFlight`, and the
  * death (the end of a spawned server as its peer declares it, with its stderr tail; the connection closing; or
@@ -444,8 +445,11 @@ interface Session {
   settled: Effect.Effect<void>
   /** A message with the stderr tail of a spawned server (as it is now) appended. */
   withStderr: (message: string) => string
-  /** Completed and replaced on every change of the fields below (and of `dead`). */
-  pulse: Deferred.Deferred<void>
+  /**
+   * What waiters wait on: made by the first one, completed and dropped on the next change of the fields below (and
+   * of `dead`). Most sessions never have a waiter, and a `Deferred` costs a few µs.
+   */
+  pulse: Deferred.Deferred<void> | undefined
   /** `tools/list_changed` notifications received so far. */
   notified: number
   /**
@@ -470,11 +474,10 @@ interface Session {
   readonly lock: Effect.Semaphore
 }
 
-const newPulse = (): Deferred.Deferred<void> => Deferred.unsafeMake<void>(FiberId.none)
-
 const signal = (session: Session): void => {
   const pulse = session.pulse
-  session.pulse = newPulse()
+  if (pulse === undefined) return
+  session.pulse = undefined
   Deferred.unsafeDone(pulse, Exit.void)
 }
 
@@ -482,7 +485,8 @@ const signal = (session: Session): void => {
 const waitUntil = (session: Session, condition: () => boolean): Effect.Effect<void> =>
   Effect.suspend(function loop(): Effect.Effect<void> {
     if (condition()) return Effect.void
-    return Effect.zipRight(Deferred.await(session.pulse), Effect.suspend(loop))
+    const pulse = session.pulse ??= Deferred.unsafeMake<void>(FiberId.none)
+    return Effect.zipRight(Deferred.await(pulse), Effect.suspend(loop))
   })
 
 const markDead = (session: Session, error: McpClientError): void => {
@@ -1571,7 +1575,7 @@ const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effec
   connected: false,
   settled: Effect.void,
   withStderr: (message) => message,
-  pulse: newPulse(),
+  pulse: undefined,
   notified: 0,
   follow: () => {},
   requested: 0,
