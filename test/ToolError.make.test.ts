@@ -6,7 +6,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Duration, Equal, Schema } from "effect"
 import { inspect } from "node:util"
 import { ToolError } from "../src/index.js"
-import { makeError, makeProblem } from "../src/internal/tool.js"
+import { McpClientError } from "../src/internal/mcpClient.js"
+import { makeError, makeErrorValue, makeProblem } from "../src/internal/tool.js"
 
 const plainArgs = Symbol.for("effect/Data/Error/plainArgs")
 
@@ -31,7 +32,9 @@ const cases = [
   { Class: ToolError.ToolInterrupted, fields: { tool: "read", partial: { lines: 3 } } },
   { Class: ToolError.ToolInterrupted, fields: { tool: "read" } },
   { Class: ToolError.ToolOutcomeUnknown, fields: { tool: "send", idempotencyKey: "k" } },
-  { Class: ToolError.ToolOutcomeUnknown, fields: { tool: "send" } }
+  { Class: ToolError.ToolOutcomeUnknown, fields: { tool: "send" } },
+  // the error a closed MCP session keeps
+  { Class: McpClientError, fields: { reason: "Closed", message: "the MCP client of the MCP server \"x\" was closed" } }
 ] as const
 
 /** Made as errors were before `makeError`: by the constructor, with an empty stack trace. */
@@ -59,10 +62,11 @@ describe("makeError", () => {
   for (const { Class, fields, ...rest } of cases) {
     it(`makes the ${Class._tag} that new ${Class._tag}(${Object.keys(fields).join(", ")}) makes`, () => {
       const made = withoutTrace(() => new (Class as any)(fields) as ToolError.ToolError)
-      const fast = makeError(Class as any, "fast" in rest ? rest.fast : fields) as ToolError.ToolError
+      const make = Class === McpClientError ? makeErrorValue : makeError
+      const fast = make(Class as any, "fast" in rest ? rest.fast : fields) as ToolError.ToolError
       expect(fast).toBeInstanceOf(Class)
       expect(fast).toBeInstanceOf(Error)
-      expect(ToolError.isToolError(fast)).toBe(true)
+      expect(ToolError.isToolError(fast)).toBe(Class !== McpClientError)
       expect(Schema.is(Class as any)(fast)).toBe(true)
       expect(fast._tag).toBe(made._tag)
       expect(fast.name).toBe(made.name)
@@ -92,5 +96,8 @@ describe("makeError", () => {
     const made = new ToolError.ToolNotFound({ tool: "x", available: [] })
     expect(Object.getOwnPropertyDescriptor(made, "stack")).toBeDefined()
     expect(made.stack).toContain("ToolError.make.test")
+    const mcp = new McpClientError({ reason: "Closed", message: "closed" })
+    expect(Object.getOwnPropertyDescriptor(mcp, "stack")).toBeDefined()
+    expect(mcp.stack).toContain("ToolError.make.test")
   })
 })

@@ -87,7 +87,7 @@ export const checkName = (name: string): void => {
 const plainArgs = Symbol.for("effect/Data/Error/plainArgs")
 
 /** A `Schema.TaggedError` class of ours: its constructor and its tag. */
-type ErrorClass = (new(fields: any, options?: any) => ToolError) & { readonly _tag: string }
+type ErrorClass = (new(fields: any, options?: any) => Error) & { readonly _tag: string }
 
 /**
  * Makes one of our error values as `new Class(fields, true)` does, for a small part of the cost: the same
@@ -101,6 +101,19 @@ type ErrorClass = (new(fields: any, options?: any) => ToolError) & { readonly _t
  * test/ToolError.make.test.ts holds both ways of making each error to the same value.
  */
 export const makeError = <C extends ErrorClass>(Class: C, fields: ConstructorParameters<C>[0]): InstanceType<C> => {
+  const error = makeErrorValue(Class, fields)
+  ;(error as unknown as Record<symbol, unknown>)[TypeId] = TypeId
+  return error
+}
+
+/**
+ * {@link makeError} for an error class of ours that is not a `ToolError` (no `ToolError` type id): an
+ * `McpClientError`, say.
+ */
+export const makeErrorValue = <C extends ErrorClass>(
+  Class: C,
+  fields: ConstructorParameters<C>[0]
+): InstanceType<C> => {
   const error = Object.create(Class.prototype)
   const own = fields as Record<string, unknown>
   // what `Error` itself defines, first and not enumerable: a `message` field, a `cause` (as `Data.Error` passes it)
@@ -113,7 +126,6 @@ export const makeError = <C extends ErrorClass>(Class: C, fields: ConstructorPar
   // `Data.Error`'s `toJSON` starts from the arguments it was made with, then the enumerable fields: only hidden
   // fields need them (defining a symbol property costs more than the rest of the error)
   if (message || cause) Object.defineProperty(error, plainArgs, { value: { ...fields, _tag: Class._tag } })
-  error[TypeId] = TypeId
   return error
 }
 
