@@ -1612,22 +1612,26 @@ const closedError = (session: Session): McpClientError =>
 const openTransport = (
   session: Session,
   spec: McpClient.Transport,
-  dialing: Dialing
-): Effect.Effect<Sdk.Transport, McpClientError, Scope.Scope> =>
+  dialing: Dialing,
+  scope: Scope.Scope
+): Effect.Effect<Sdk.Transport, McpClientError> =>
   Effect.gen(function*() {
     const settings = session.settings
     if (isStdio(spec)) {
       session.label = `MCP server (${commandLabel(spec.command, spec.args)})`
       const maxLineBytes = settings.maxResultBytes + ENVELOPE_BYTES
-      const peer = yield* Peer.start<Violation>({
-        command: spec.command,
-        args: spec.args,
-        env: spec.env,
-        cwd: spec.cwd,
-        maxLineBytes,
-        subject: () => `the ${session.label}`,
-        ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace, 0) })
-      }).pipe(
+      const peer = yield* Scope.extend(
+        Peer.start<Violation>({
+          command: spec.command,
+          args: spec.args,
+          env: spec.env,
+          cwd: spec.cwd,
+          maxLineBytes,
+          subject: () => `the ${session.label}`,
+          ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace, 0) })
+        }),
+        scope
+      ).pipe(
         Effect.mapError((error) =>
           new McpClientError({
             reason: "Spawn",
@@ -1774,12 +1778,13 @@ const handshakeError = (session: Session, error: unknown): McpClientError => {
 const attempt = (
   spec: McpClient.Transport,
   dialing: Dialing,
-  locks: { readonly lock: Effect.Semaphore; readonly authorizing: Effect.Semaphore }
-): Effect.Effect<Session, AttemptFailed, Scope.Scope> =>
+  locks: { readonly lock: Effect.Semaphore; readonly authorizing: Effect.Semaphore },
+  scope: Scope.Scope
+): Effect.Effect<Session, AttemptFailed> =>
   Effect.gen(function*() {
     const session = newSession(dialing, locks.lock, locks.authorizing)
     const transport = yield* Effect.mapError(
-      openTransport(session, spec, dialing),
+      openTransport(session, spec, dialing, scope),
       (error) => new AttemptFailed(error, undefined, false)
     )
     const client = makeClient(session, dialing, transport)
@@ -1787,7 +1792,8 @@ const attempt = (
     session.transport = transport
 
     // closing the scope: calls in flight end now (they fail, saying so) rather than holding the close
-    yield* Effect.addFinalizer(() =>
+    yield* Scope.addFinalizer(
+      scope,
       Effect.suspend(() => {
         const connected = session.connected && session.dead === undefined
         if (session.dead === undefined) markDead(session, closedError(session))
@@ -1879,7 +1885,7 @@ export const connect = (
           ? transport.auth
           : undefined)
     }
-    const locks = { lock: yield* Effect.makeSemaphore(1), authorizing: yield* Effect.makeSemaphore(1) }
+    const locks = { lock: Effect.unsafeMakeSemaphore(1), authorizing: Effect.unsafeMakeSemaphore(1) }
     const outer = yield* Effect.scope
 
     // attempts: again after the browser step when the server asked for an authorization, and with initialize
@@ -1888,8 +1894,9 @@ export const connect = (
     let authorizations = 0
     for (;;) {
       const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-      const exit = yield* Effect.exit(Scope.extend(attempt(transport, current, locks), scope))
-      if (Exit.isSuccess(exit)) return yield* Scope.extend(established(exit.value), scope)
+      // the scope is passed, not provided: providing it is a copy of the context and a comparison of two, each time
+      const exit = yield* Effect.exit(attempt(transport, current, locks, scope))
+      if (Exit.isSuccess(exit)) return yield* established(exit.value, scope)
       yield* Scope.close(scope, exit)
       const failed = Option.getOrUndefined(Cause.failureOption(exit.cause))
       if (failed === undefined) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
@@ -1917,7 +1924,7 @@ export const connect = (
   })
 
 /** A session that completed its handshake: its log level, its change listener, its first listing, its value. */
-const established = (session: Session): Effect.Effect<McpClient.McpClient, McpClientError, Scope.Scope> =>
+const established = (session: Session, scope: Scope.Scope): Effect.Effect<McpClient.McpClient, McpClientError> =>
   Effect.gen(function*() {
     const { client, settings } = session
     const version = client.getServerVersion()
@@ -1944,7 +1951,7 @@ const established = (session: Session): Effect.Effect<McpClient.McpClient, McpCl
         )
       }
     }
-    if (session.modern && session.listChanged) yield* Effect.forkScoped(listener(session))
+    if (session.modern && session.listChanged) yield* Effect.forkIn(listener(session), scope)
 
     session.snapshot = yield* listTools(session, settings.connectMillis).pipe(
       Effect.mapError((error) =>
@@ -1953,7 +1960,6 @@ const established = (session: Session): Effect.Effect<McpClient.McpClient, McpCl
           : new McpClientError({ ...error, message: session.withStderr(error.message) })
       )
     )
-    const scope = yield* Effect.scope
     const runtime = yield* Effect.runtime<never>()
     let following = false
     session.follow = () => {
