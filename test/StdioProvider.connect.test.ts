@@ -165,14 +165,14 @@ describe.concurrent("StdioProvider.connect", () => {
       Effect.scoped(Effect.gen(function*() {
         const provider = yield* raw()
         const finished: Array<string> = []
-        const started = Date.now()
         const outcomes = yield* Effect.all([
           Effect.tap(callOf(provider, "slow", { ms: 600 }), () => finished.push("slow")),
           Effect.tap(callOf(provider, "echo", { text: "fast", delay: 0 }), () => finished.push("fast"))
         ], { concurrency: "unbounded" })
         expect(outcomes.map(modelText)).toEqual(["slept 600", "fast"])
+        // side by side: one after the other, the fast call, sent second, would end after the slow one (the time is
+        // not asserted: a loaded machine took 3 s over this once, where it takes 0.8)
         expect(finished).toEqual(["fast", "slow"])
-        expect(Date.now() - started).toBeLessThan(1_200)
       })))
 
     it.live("1,000 concurrent calls each get their own answer", () =>
