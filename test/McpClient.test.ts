@@ -774,6 +774,21 @@ describe("McpClient", () => {
         expect(failed.message).toBe("the connection to the MCP server \"peer\" closed")
         expect(failureOf(yield* run(kit, "hang")).message).toBe(failed.message)
       }))
+
+    it.scopedLive("a transport handed to connect is closed by the time closing the scope returns, however long it takes", () =>
+      Effect.gen(function*() {
+        // the server outlives the client's scope: only the client's close can close the transport
+        const peer = yield* makePeer({ tools: [echoTool], handlers: { echo } })
+        const close = peer.transport.close.bind(peer.transport)
+        let closed = false
+        peer.transport.close = async () => {
+          await sleep(50)
+          await close()
+          closed = true
+        }
+        yield* Effect.scoped(McpClient.connect(peer.transport))
+        expect(closed).toBe(true)
+      }))
   })
 
   describe("over HTTP", () => {

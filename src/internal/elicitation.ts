@@ -14,6 +14,7 @@
  * @internal
  */
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/server"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -383,9 +384,15 @@ export const elicit = (
  * For a client deciding whether to tell servers it can ask someone.
  */
 export const provided: Effect.Effect<Option.Option<Elicitation.Elicitor["Type"]>> = Effect.map(
-  Elicitation.Elicitor,
-  (elicitor) => elicitor === Elicitation.Elicitor.defaultValue() ? Option.none() : Option.some(elicitor)
+  Effect.context<never>(),
+  (context) => providedIn(context)
 )
+
+/** {@link provided}, read from a context the caller already has. */
+export const providedIn = (context: Context.Context<never>): Option.Option<Elicitation.Elicitor["Type"]> => {
+  const elicitor = Context.get(context, Elicitation.Elicitor)
+  return elicitor === Elicitation.Elicitor.defaultValue() ? Option.none() : Option.some(elicitor)
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // MCP: both ends use these, so what one sends is what the other reads

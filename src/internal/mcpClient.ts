@@ -21,6 +21,7 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -438,6 +439,8 @@ interface Session {
   readonly inFlight: Set<{ readonly die: (error: McpClientError) => void }>
   /** Whether `initialize` has succeeded: before, the transport closing is the failed `initialize`'s doing. */
   connected: boolean
+  /** Set when the session is closed by {@link closeSession}: closing it again does nothing. */
+  closed: boolean
   /**
    * For a request that failed while a spawned server is going (its write hit a closed pipe): waits, bounded, for
    * the peer's end, so the request fails with how the server ended and its last words rather than a broken pipe.
@@ -1453,6 +1456,16 @@ const answerSampling = async (
 // ending
 // ---------------------------------------------------------------------------------------------------------------
 
+/** A transport with an HTTP session to end. */
+interface Terminable extends Sdk.Transport {
+  readonly sessionId: string
+  readonly terminateSession: () => Promise<void>
+}
+
+const hasSessionToEnd = (transport: Sdk.Transport): transport is Terminable =>
+  typeof (transport as { readonly terminateSession?: unknown }).terminateSession === "function" &&
+  transport.sessionId !== undefined
+
 /** How long closing waits for the server to answer the `DELETE` that ends an HTTP session. */
 const END_SESSION_MILLIS = 2_000
 
@@ -1462,14 +1475,10 @@ const END_SESSION_MILLIS = 2_000
  * transport that can (the SDK's Streamable HTTP, ours or one handed to `connect`), and only when there is a session
  * (2026-07-28 has none); bounded, and whatever the answer (`405` included), closing goes on.
  */
-const endSession = (transport: Sdk.Transport): Promise<void> => {
-  const terminable = transport as { readonly sessionId?: unknown; readonly terminateSession?: unknown }
-  if (typeof terminable.terminateSession !== "function" || terminable.sessionId === undefined) {
-    return Promise.resolve()
-  }
+const endSession = (transport: Terminable): Promise<void> => {
   let timer: ReturnType<typeof setTimeout> | undefined
   return Promise.race([
-    (terminable.terminateSession as () => Promise<void>).call(transport).catch(() => undefined),
+    transport.terminateSession().catch(() => undefined),
     new Promise<void>((resolve) => {
       timer = setTimeout(resolve, END_SESSION_MILLIS)
     })
@@ -1490,6 +1499,18 @@ const RELISTEN_MILLIS = 1_000
 
 const millis = (input: Duration.DurationInput | undefined, fallback: Duration.DurationInput): number =>
   Duration.toMillis(Duration.decode(input ?? fallback))
+
+/** `input` in milliseconds, or `fallback` (already in milliseconds) when it is not given. */
+const millisOr = (input: Duration.DurationInput | undefined, fallback: number): number =>
+  input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
+
+/** The default durations in milliseconds, decoded once (`"60 seconds"` is parsed each time it is decoded). */
+const DEFAULT_MILLIS = {
+  timeout: millis(DEFAULT_TIMEOUT, 0),
+  maxTotal: millis(DEFAULT_MAX_TOTAL_TIMEOUT, 0),
+  connect: millis(DEFAULT_CONNECT_TIMEOUT, 0),
+  grace: millis(DEFAULT_NOTIFICATION_GRACE, 0)
+}
 
 const isStdio = (transport: McpClient.Transport): transport is McpClient.StdioTransport =>
   (transport as { _tag?: unknown })._tag === "StdioTransport" && !("send" in transport)
@@ -1525,10 +1546,10 @@ const settingsOf = (options: McpClient.Options): Effect.Effect<Settings> =>
       prefix: options.prefix,
       resource: options.resource ?? {},
       sequential: options.sequential ?? {},
-      timeoutMillis: millis(options.timeout, DEFAULT_TIMEOUT),
-      maxTotalMillis: millis(options.maxTotalTimeout, DEFAULT_MAX_TOTAL_TIMEOUT),
-      connectMillis: millis(options.connectTimeout, DEFAULT_CONNECT_TIMEOUT),
-      graceMillis: millis(options.notificationGrace, DEFAULT_NOTIFICATION_GRACE),
+      timeoutMillis: millisOr(options.timeout, DEFAULT_MILLIS.timeout),
+      maxTotalMillis: millisOr(options.maxTotalTimeout, DEFAULT_MILLIS.maxTotal),
+      connectMillis: millisOr(options.connectTimeout, DEFAULT_MILLIS.connect),
+      graceMillis: millisOr(options.notificationGrace, DEFAULT_MILLIS.grace),
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       maxTools: options.maxTools ?? DEFAULT_MAX_TOOLS,
       permission: options.permission,
@@ -1556,7 +1577,9 @@ class AttemptFailed {
     /** The server asked for an authorization, which this transport can finish. */
     readonly finisher: Auth.Finisher | undefined,
     /** A spawned server ended while its revision was being negotiated (it may exit on the probe). */
-    readonly endedInProbe: boolean
+    readonly endedInProbe: boolean,
+    /** The attempt's session, to close, once it had a client. */
+    readonly session: Session | undefined
   ) {}
 }
 
@@ -1573,6 +1596,7 @@ const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effec
   dead: undefined,
   inFlight: new Set(),
   connected: false,
+  closed: false,
   settled: Effect.void,
   withStderr: (message) => message,
   pulse: undefined,
@@ -1608,65 +1632,67 @@ const closedError = (session: Session): McpClientError =>
     message: `the MCP client of the ${session.label} was closed`
   })
 
-/** The transport of an attempt: ours for stdio (a spawned peer) and HTTP, or the one given. */
-const openTransport = (
+/** The transport of an attempt with a spawned server: the process, in `scope`, and our transport over its pipes. */
+const spawnTransport = (
   session: Session,
-  spec: McpClient.Transport,
-  dialing: Dialing,
+  spec: McpClient.StdioTransport,
   scope: Scope.Scope
 ): Effect.Effect<Sdk.Transport, McpClientError> =>
   Effect.gen(function*() {
     const settings = session.settings
-    if (isStdio(spec)) {
-      session.label = `MCP server (${commandLabel(spec.command, spec.args)})`
-      const maxLineBytes = settings.maxResultBytes + ENVELOPE_BYTES
-      const peer = yield* Scope.extend(
-        Peer.start<Violation>({
-          command: spec.command,
-          args: spec.args,
-          env: spec.env,
-          cwd: spec.cwd,
-          maxLineBytes,
-          subject: () => `the ${session.label}`,
-          ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace, 0) })
-        }),
-        scope
-      ).pipe(
-        Effect.mapError((error) =>
-          new McpClientError({
-            reason: "Spawn",
-            message: `the ${session.label} could not be started: ${error.reason}`,
-            cause: error
-          })
-        )
+    session.label = `MCP server (${commandLabel(spec.command, spec.args)})`
+    const maxLineBytes = settings.maxResultBytes + ENVELOPE_BYTES
+    const peer = yield* Scope.extend(
+      Peer.start<Violation>({
+        command: spec.command,
+        args: spec.args,
+        env: spec.env,
+        cwd: spec.cwd,
+        maxLineBytes,
+        subject: () => `the ${session.label}`,
+        ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace, 0) })
+      }),
+      scope
+    ).pipe(
+      Effect.mapError((error) =>
+        new McpClientError({
+          reason: "Spawn",
+          message: `the ${session.label} could not be started: ${error.reason}`,
+          cause: error
+        })
       )
-      const child = new ChildTransport(peer, { maxLineBytes, maxResultBytes: settings.maxResultBytes })
-      session.settled = peer.settled
-      session.withStderr = (message) => peer.withStderr(message)
-      // the server's end (it exited, or broke the protocol): calls fail at once, then the transport closes
-      peer.onEnd((end) => {
-        markDead(
-          session,
-          new McpClientError({ reason: end._tag === "Exited" ? "Closed" : end.detail, message: peer.describe(end) })
-        )
-        void child.close()
-      })
-      deliverResponsesLast(child)
-      return child
-    }
-    if (isHttp(spec)) {
-      session.label = `MCP server at ${spec.url.origin}${spec.url.pathname}`
-      const http = new Sdk.StreamableHTTPClientTransport(spec.url, {
-        ...(spec.headers === undefined ? {} : { requestInit: { headers: { ...spec.headers } } }),
-        ...(dialing.authProvider === undefined ? {} : { authProvider: dialing.authProvider })
-      })
-      watchRequests(http)
-      return http
-    }
-    if ((spec as { hasPerRequestStream?: unknown }).hasPerRequestStream === true) watchRequests(spec)
-    else deliverResponsesLast(spec)
-    return spec
+    )
+    const child = new ChildTransport(peer, { maxLineBytes, maxResultBytes: settings.maxResultBytes })
+    session.settled = peer.settled
+    session.withStderr = (message) => peer.withStderr(message)
+    // the server's end (it exited, or broke the protocol): calls fail at once, then the transport closes
+    peer.onEnd((end) => {
+      markDead(
+        session,
+        new McpClientError({ reason: end._tag === "Exited" ? "Closed" : end.detail, message: peer.describe(end) })
+      )
+      void child.close()
+    })
+    deliverResponsesLast(child)
+    return child
   })
+
+/** The transport of an attempt over HTTP (ours), or the one handed to `connect`. */
+const openTransport = (session: Session, spec: McpClient.Transport, dialing: Dialing): Sdk.Transport => {
+  if (isHttp(spec)) {
+    session.label = `MCP server at ${spec.url.origin}${spec.url.pathname}`
+    const http = new Sdk.StreamableHTTPClientTransport(spec.url, {
+      ...(spec.headers === undefined ? {} : { requestInit: { headers: { ...spec.headers } } }),
+      ...(dialing.authProvider === undefined ? {} : { authProvider: dialing.authProvider })
+    })
+    watchRequests(http)
+    return http
+  }
+  const given = spec as Sdk.Transport
+  if ((given as { hasPerRequestStream?: unknown }).hasPerRequestStream === true) watchRequests(given)
+  else deliverResponsesLast(given)
+  return given
+}
 
 /** A client of the SDK's for an attempt, with every handler the session answers with. */
 const makeClient = (session: Session, dialing: Dialing, transport: Sdk.Transport): Sdk.Client => {
@@ -1771,9 +1797,36 @@ const handshakeError = (session: Session, error: unknown): McpClientError => {
 }
 
 /**
- * One attempt at a session: the transport, a client, and the handshake (`server/discover` or `initialize`), in
- * the current scope (its own, which the caller closes when it fails). Closing that scope ends the session: calls in
- * flight fail at once, saying so, an HTTP session is ended with a `DELETE`, the transport is closed.
+ * Ends a session, once: calls in flight fail at once, saying so (rather than holding the close), an HTTP session
+ * is ended with a `DELETE`, the transport is closed. It waits only where something is left to wait for: the
+ * `DELETE`, or the close of a transport handed to `connect`. Ours do their closing synchronously (the SDK's HTTP
+ * transport aborts its requests, a spawned server's input is ended and its scope ends the process), so their
+ * close is not awaited: a wait on a promise with nothing left to do cost a connection a resumption of its fiber.
+ */
+const closeSession = (session: Session, handed: boolean): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (session.closed) return Effect.void
+    session.closed = true
+    const { client, transport } = session
+    const ending = session.connected && session.dead === undefined && hasSessionToEnd(transport)
+    if (session.dead === undefined) markDead(session, closedError(session))
+    if (!ending && !handed) {
+      client.close().catch(() => undefined)
+      return Effect.void
+    }
+    return Effect.promise(async () => {
+      if (ending) await endSession(transport)
+      await client.close().catch(() => undefined)
+    })
+  })
+
+/** A transport handed to `connect` (SSE, WebSocket, one of the host's), rather than one we made. */
+const isHanded = (spec: McpClient.Transport): boolean => !isStdio(spec) && !isHttp(spec)
+
+/**
+ * One attempt at a session: the transport, a client, and the handshake (`server/discover` or `initialize`).
+ * `scope` is the one the session is closed with ({@link closeSession}); a spawned server's process belongs to it
+ * too. An attempt that fails is closed by the caller.
  */
 const attempt = (
   spec: McpClient.Transport,
@@ -1783,26 +1836,16 @@ const attempt = (
 ): Effect.Effect<Session, AttemptFailed> =>
   Effect.gen(function*() {
     const session = newSession(dialing, locks.lock, locks.authorizing)
-    const transport = yield* Effect.mapError(
-      openTransport(session, spec, dialing, scope),
-      (error) => new AttemptFailed(error, undefined, false)
-    )
+    const transport = isStdio(spec)
+      ? yield* Effect.mapError(
+        spawnTransport(session, spec, scope),
+        (error) => new AttemptFailed(error, undefined, false, undefined)
+      )
+      : openTransport(session, spec, dialing)
     const client = makeClient(session, dialing, transport)
     session.client = client
     session.transport = transport
-
-    // closing the scope: calls in flight end now (they fail, saying so) rather than holding the close
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.suspend(() => {
-        const connected = session.connected && session.dead === undefined
-        if (session.dead === undefined) markDead(session, closedError(session))
-        return Effect.promise(async () => {
-          if (connected) await endSession(transport)
-          await client.close().catch(() => undefined)
-        })
-      })
-    )
+    yield* Scope.addFinalizer(scope, closeSession(session, isHanded(spec)))
 
     // not raced with the session's death: a death always closes the transport, which fails the handshake, and
     // the SDK closes the transport itself when it times out (a death that must not hide the timeout)
@@ -1820,7 +1863,8 @@ const attempt = (
         return new AttemptFailed(
           mapped,
           finishing ? transport as unknown as Auth.Finisher : undefined,
-          isStdio(spec) && session.dead !== undefined
+          isStdio(spec) && session.dead !== undefined,
+          session
         )
       })
     )
@@ -1872,13 +1916,16 @@ export const connect = (
         )
       )
       : undefined
+    // one read of the context for the scope, the elicitor and the runtime the session's callbacks run in
+    const runtime = yield* Effect.runtime<Scope.Scope>()
+    const outer = Context.get(runtime.context, Scope.Scope)
     const dialing: Dialing = {
       settings,
       clientInfo: info === undefined
         ? { name: "effect-agent-tools", version: "0.1.0" }
         : { name: info.name, version: info.version, ...(info.title === undefined ? {} : { title: info.title }) },
-      elicitor: yield* Elicit.provided,
-      runtime: yield* Effect.runtime<never>(),
+      elicitor: Elicit.providedIn(runtime.context),
+      runtime,
       auth,
       authProvider: auth ??
         (isHttp(transport) && transport.auth !== undefined && !Auth.isOAuth(transport.auth)
@@ -1886,20 +1933,24 @@ export const connect = (
           : undefined)
     }
     const locks = { lock: Effect.unsafeMakeSemaphore(1), authorizing: Effect.unsafeMakeSemaphore(1) }
-    const outer = yield* Effect.scope
 
     // attempts: again after the browser step when the server asked for an authorization, and with initialize
     // alone on a fresh process when a spawned server ended on the server/discover probe
     let current = dialing
     let authorizations = 0
     for (;;) {
-      const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-      // the scope is passed, not provided: providing it is a copy of the context and a comparison of two, each time
+      // a spawned server's process is its attempt's: a scope of its own, closed when the attempt fails; any other
+      // session is closed on the caller's scope, or at once when its attempt fails (a scope made and closed for
+      // nothing cost a connection over HTTP 30 µs). The scope is passed, not provided: providing it is a copy of
+      // the context and a comparison of two, each time.
+      const own = isStdio(transport) ? yield* Scope.fork(outer, ExecutionStrategy.sequential) : undefined
+      const scope = own ?? outer
       const exit = yield* Effect.exit(attempt(transport, current, locks, scope))
-      if (Exit.isSuccess(exit)) return yield* established(exit.value, scope)
-      yield* Scope.close(scope, exit)
+      if (Exit.isSuccess(exit)) return yield* established(exit.value, scope, runtime)
+      if (own !== undefined) yield* Scope.close(own, exit)
       const failed = Option.getOrUndefined(Cause.failureOption(exit.cause))
       if (failed === undefined) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
+      if (failed.session !== undefined) yield* closeSession(failed.session, isHanded(transport))
       if (failed.finisher !== undefined && auth !== undefined && authorizations < MAX_AUTHORIZATIONS) {
         authorizations++
         const done = yield* Auth.authorize(auth, failed.finisher).pipe(
@@ -1924,7 +1975,11 @@ export const connect = (
   })
 
 /** A session that completed its handshake: its log level, its change listener, its first listing, its value. */
-const established = (session: Session, scope: Scope.Scope): Effect.Effect<McpClient.McpClient, McpClientError> =>
+const established = (
+  session: Session,
+  scope: Scope.Scope,
+  runtime: Runtime.Runtime<never>
+): Effect.Effect<McpClient.McpClient, McpClientError> =>
   Effect.gen(function*() {
     const { client, settings } = session
     const version = client.getServerVersion()
@@ -1960,7 +2015,6 @@ const established = (session: Session, scope: Scope.Scope): Effect.Effect<McpCli
           : new McpClientError({ ...error, message: session.withStderr(error.message) })
       )
     )
-    const runtime = yield* Effect.runtime<never>()
     let following = false
     session.follow = () => {
       if (following || session.dead !== undefined) return
