@@ -15,7 +15,7 @@ import { Chunk, Effect, Either, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import * as Executor from "../src/Executor.js"
 import { cachedValidators } from "../src/internal/ajv.js"
-import { defaultsOptional } from "../src/internal/mcpClient.js"
+import { defaultsOptional, prepareSchema } from "../src/internal/mcpClient.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as Tool from "../src/Tool.js"
 import type * as Toolkit from "../src/Toolkit.js"
@@ -210,6 +210,8 @@ describe("McpClient, what the interop sweep found", () => {
       type: "object",
       properties: { p: withDefault },
       additionalProperties: withDefault,
+      unevaluatedProperties: withDefault,
+      unevaluatedItems: withDefault,
       items: [withDefault, { type: "string" }],
       anyOf: [{ type: "null" }, withDefault],
       $defs: { d: withDefault },
@@ -223,6 +225,8 @@ describe("McpClient, what the interop sweep found", () => {
       ...schema,
       properties: { p: rewritten },
       additionalProperties: rewritten,
+      unevaluatedProperties: rewritten,
+      unevaluatedItems: rewritten,
       items: [rewritten, { type: "string" }],
       anyOf: [{ type: "null" }, rewritten],
       $defs: { d: rewritten },
@@ -231,6 +235,22 @@ describe("McpClient, what the interop sweep found", () => {
     expect(defaultsOptional({ items: withDefault })).toEqual({ items: rewritten })
     // the server's objects are not changed
     expect(withDefault.required).toEqual(["a", "b"])
+  })
+
+  it("the same walk finds an x-mcp-header in any schema, and not in values or property names", () => {
+    const header = { type: "string", "x-mcp-header": "Region" }
+    const declares = (schema: unknown) => prepareSchema(schema).declaresHeaders
+    expect(declares({ type: "object", properties: { region: header } })).toBe(true)
+    expect(declares({ properties: { nested: { properties: { region: header } } } })).toBe(true)
+    expect(declares({ items: [{}, header] })).toBe(true)
+    expect(declares({ anyOf: [{ type: "null" }, { properties: { r: header } }] })).toBe(true)
+    expect(declares({ unevaluatedProperties: header })).toBe(true)
+    expect(declares({ $defs: { r: header } })).toBe(true)
+    expect(declares({ "x-mcp-header": "Root" })).toBe(true)
+    // a value that looks like one, or a property that is named like one, declares nothing
+    expect(declares({ properties: { "x-mcp-header": { type: "string" } } })).toBe(false)
+    expect(declares({ default: header, examples: [header], const: header, enum: [header] })).toBe(false)
+    expect(declares({ type: "object", properties: { a: { type: "string" } } })).toBe(false)
   })
 
   describe("schemas compiled on first use", () => {

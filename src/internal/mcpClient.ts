@@ -772,8 +772,10 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
       // making a thousand tools is synchronous work: the event loop turns (timers, I/O) between groups of them
       if (i % Process.YIELD_EVERY === Process.YIELD_EVERY - 1) yield* Process.yieldToEventLoop
       const name = localName(session, remote.name)
-      // one walk of the schema for the common case, a schema that declares no headers
-      const declares = session.mirrorsHeaders && declaresHeaders(remote.inputSchema)
+      // one walk of the schema for the common case, a schema that declares no headers: defaults made optional, and
+      // whether any schema in it has an `x-mcp-header`
+      const prepared = prepareSchema(remote.inputSchema)
+      const declares = session.mirrorsHeaders && prepared.declaresHeaders
       const unusable = unusableName(remote.name, name, seen) ??
         (declares ? headerDeclarationProblem(remote.inputSchema) : undefined)
       if (unusable !== undefined) {
@@ -786,7 +788,11 @@ const toSnapshot = (session: Session, listed: ReadonlyArray<Sdk.Tool>): Effect.E
       }
       try {
         // no Ajv work while listing: each tool checks and compiles its schema on its first call
-        tools.push(ToolInternal.withSchemaCheckOnFirstCall(() => remoteTool(session, remote, name, declares)))
+        tools.push(
+          ToolInternal.withSchemaCheckOnFirstCall(() =>
+            remoteTool(session, remote, name, prepared.parameters as Tool.JsonSchema, declares)
+          )
+        )
         seen.add(name)
       } catch (error) {
         yield* Effect.logWarning(
@@ -825,29 +831,14 @@ const UNREACHABLE_UNDER = [
   "definitions"
 ]
 
-/** Whether a JSON value has a member named `name` anywhere (a walk that allocates nothing: most schemas have none). */
-const hasMember = (node: unknown, name: string, depth = 0): boolean => {
-  if (typeof node !== "object" || node === null || depth > MAX_SCHEMA_DEPTH) return false
-  if (Array.isArray(node)) {
-    for (const each of node) if (hasMember(each, name, depth + 1)) return true
-    return false
-  }
-  for (const key in node) {
-    if (key === name || hasMember((node as Record<string, unknown>)[key], name, depth + 1)) return true
-  }
-  return false
-}
-
-const declaresHeaders = (schema: unknown): boolean => hasMember(schema, "x-mcp-header")
-
 /**
  * Why a tool's `x-mcp-header` declarations break MCP 2026-07-28's rules (SEP-2243), or `undefined`: a header name
  * must be a non-empty RFC 9110 token, unique whatever its case, on a string, integer or boolean property reached by
  * `properties` alone. Over Streamable HTTP the SDK mirrors such arguments into `Mcp-Param-*` headers, and MCP asks
- * a client to leave out a tool whose declarations it could not honour.
+ * a client to leave out a tool whose declarations it could not honour. Asked only of a schema that has one
+ * ({@link prepareSchema} says).
  */
-export const headerDeclarationProblem = (inputSchema: unknown): string | undefined => {
-  if (!declaresHeaders(inputSchema)) return undefined
+const headerDeclarationProblem = (inputSchema: unknown): string | undefined => {
   const seen = new Map<string, string>()
   const visit = (node: unknown, path: ReadonlyArray<string>, reachable: boolean, depth: number): string | undefined => {
     if (!isRecord(node) || depth > MAX_SCHEMA_DEPTH) return undefined
@@ -900,15 +891,34 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * here. Copy-on-write: the server's objects are never changed. One pass over the keys a schema has (a listing of
  * 28 tools walked every keyword that can hold a schema at every level: 7 µs a tool).
  */
-export const defaultsOptional = (schema: unknown): unknown => optionalWhereDefault(schema, 0)
+export const defaultsOptional = (schema: unknown): unknown => prepareSchema(schema).parameters
 
-const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
+/** What one walk of a remote input schema finds. */
+interface Walk {
+  /** Whether a schema in it has an `x-mcp-header` (then {@link headerDeclarationProblem} looks closer). */
+  declaresHeaders: boolean
+}
+
+/**
+ * A remote input schema as its tool offers it ({@link defaultsOptional}), and whether it declares headers: one walk
+ * of the schema, not one for each (a second walk was a sixth of making a listing's tools).
+ */
+export const prepareSchema = (schema: unknown): { readonly parameters: unknown; readonly declaresHeaders: boolean } => {
+  const walk: Walk = { declaresHeaders: false }
+  const parameters = optionalWhereDefault(schema, 0, walk)
+  return { parameters, declaresHeaders: walk.declaresHeaders }
+}
+
+const optionalWhereDefault = (schema: unknown, depth: number, walk: Walk): unknown => {
   if (!isRecord(schema) || depth >= MAX_SCHEMA_DEPTH) return schema
   let out: Record<string, unknown> | undefined
   for (const key in schema) {
     const value = schema[key]
     let rewritten = value
     switch (key) {
+      case "x-mcp-header":
+        walk.declaresHeaders = true
+        break
       case "required": {
         const properties = schema.properties
         if (!isRecord(properties) || !Array.isArray(value)) break
@@ -920,26 +930,28 @@ const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
       }
       // a schema
       case "additionalProperties":
+      case "unevaluatedProperties":
+      case "unevaluatedItems":
       case "not":
       case "if":
       case "then":
       case "else":
       case "contains":
       case "propertyNames":
-        rewritten = optionalWhereDefault(value, depth + 1)
+        rewritten = optionalWhereDefault(value, depth + 1, walk)
         break
       // a schema, or a list of them
       case "items":
         rewritten = Array.isArray(value)
-          ? optionalWhereDefaultEach(value, depth + 1)
-          : optionalWhereDefault(value, depth + 1)
+          ? optionalWhereDefaultEach(value, depth + 1, walk)
+          : optionalWhereDefault(value, depth + 1, walk)
         break
       // a list of schemas
       case "anyOf":
       case "oneOf":
       case "allOf":
       case "prefixItems":
-        if (Array.isArray(value)) rewritten = optionalWhereDefaultEach(value, depth + 1)
+        if (Array.isArray(value)) rewritten = optionalWhereDefaultEach(value, depth + 1, walk)
         break
       // names to schemas
       case "properties":
@@ -947,7 +959,7 @@ const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
       case "$defs":
       case "definitions":
       case "dependentSchemas":
-        if (isRecord(value)) rewritten = optionalWhereDefaultIn(value, depth + 1)
+        if (isRecord(value)) rewritten = optionalWhereDefaultIn(value, depth + 1, walk)
         break
     }
     if (rewritten !== value) (out ??= { ...schema })[key] = rewritten
@@ -955,19 +967,23 @@ const optionalWhereDefault = (schema: unknown, depth: number): unknown => {
   return out ?? schema
 }
 
-const optionalWhereDefaultEach = (list: ReadonlyArray<unknown>, depth: number): ReadonlyArray<unknown> => {
+const optionalWhereDefaultEach = (list: ReadonlyArray<unknown>, depth: number, walk: Walk): ReadonlyArray<unknown> => {
   let mapped: Array<unknown> | undefined
   for (let i = 0; i < list.length; i++) {
-    const rewritten = optionalWhereDefault(list[i], depth)
+    const rewritten = optionalWhereDefault(list[i], depth, walk)
     if (rewritten !== list[i]) (mapped ??= [...list])[i] = rewritten
   }
   return mapped ?? list
 }
 
-const optionalWhereDefaultIn = (map: Record<string, unknown>, depth: number): Record<string, unknown> => {
+const optionalWhereDefaultIn = (
+  map: Record<string, unknown>,
+  depth: number,
+  walk: Walk
+): Record<string, unknown> => {
   let mapped: Record<string, unknown> | undefined
   for (const name in map) {
-    const rewritten = optionalWhereDefault(map[name], depth)
+    const rewritten = optionalWhereDefault(map[name], depth, walk)
     if (rewritten !== map[name]) (mapped ??= { ...map })[name] = rewritten
   }
   return mapped ?? map
@@ -977,7 +993,13 @@ const optionalWhereDefaultIn = (map: Record<string, unknown>, depth: number): Re
  * A remote tool as a tool named `name`. `mirrored`: the SDK mirrors its `x-mcp-header` arguments into headers (a
  * 2026-07-28 session over HTTP, and a schema that declares some).
  */
-const remoteTool = (session: Session, remote: Sdk.Tool, name: string, mirrored: boolean): Tool.Dynamic => {
+const remoteTool = (
+  session: Session,
+  remote: Sdk.Tool,
+  name: string,
+  parameters: Tool.JsonSchema,
+  mirrored: boolean
+): Tool.Dynamic => {
   const annotations = annotationsOf(remote)
   const title = remote.title ?? remote.annotations?.title
   const resource = override(session.settings.resource, remote.name, name)
@@ -996,7 +1018,7 @@ const remoteTool = (session: Session, remote: Sdk.Tool, name: string, mirrored: 
     title,
     annotations,
     // a property with a default is optional, whatever `required` says (see defaultsOptional)
-    parameters: defaultsOptional(remote.inputSchema) as Tool.JsonSchema,
+    parameters,
     outputSchema: remote.outputSchema as Tool.JsonSchema | undefined,
     resource,
     sequential,
