@@ -192,6 +192,27 @@ const failureOf = (outcome: Executor.Outcome): ToolError.ToolError => {
 
 describe("McpClient", () => {
   describe("remote tools", () => {
+    it.scopedLive("a first listing the server refuses fails connect with its words, after one request", () =>
+      Effect.gen(function*() {
+        const peer = yield* makePeer({ tools: [echoTool], handlers: { echo } })
+        peer.failLists = true
+        const error = yield* Effect.flip(McpClient.connect(peer.transport))
+        expect(error.message).toBe("listing the tools failed: MCP error -32603: the tool registry is down")
+        // the first page, asked for as the handshake ended, is the listing's first request: not sent again
+        expect(peer.lists).toBe(1)
+      }))
+
+    it.scopedLive("a first page slower than connectTimeout fails connect in that time, after one request", () =>
+      Effect.gen(function*() {
+        const peer = yield* makePeer({ tools: [echoTool], handlers: { echo } })
+        peer.listDelayMillis = 10_000
+        const started = Date.now()
+        const error = yield* Effect.flip(McpClient.connect(peer.transport, { connectTimeout: "300 millis" }))
+        expect(error.message).toBe("the MCP server \"peer\" did not finish listing its tools within 300ms")
+        expect(Date.now() - started).toBeLessThan(5_000)
+        expect(peer.lists).toBe(1)
+      }))
+
     it.scopedLive("lists the server's tools as tools with their schema, title, hints and output schema", () =>
       Effect.gen(function*() {
         const peer = yield* makePeer({
