@@ -1335,10 +1335,12 @@ const listPages = (
         session,
         (signal) => requestPage(session, params, signal, Math.max(1, deadline - Date.now()))
       )
-      const result = yield* Effect.catchAll(
+      // the first page may have been asked for already: its answer is taken as it came, a failure by the same rules
+      const asked = page === 0 ? first?.outcome : undefined
+      const result = asked !== undefined && Exit.isSuccess(asked) ? asked.value : yield* Effect.catchAll(
         // one page per request: the SDK's own `listTools()` walks every page itself, past our bounds; a listing is
-        // safe to send again. The first page may have been asked for already (its answer is taken as it came).
-        recovering(session, true, page === 0 && first !== undefined ? answeredThen(first.outcome, send) : send),
+        // safe to send again
+        recovering(session, true, asked === undefined ? send : answeredThen(asked, send)),
         (error) =>
           // a request's timeout is the time the listing had left
           session.dead === undefined && Sdk.isTimeout(error) ? Effect.fail(late()) : Effect.zipRight(
