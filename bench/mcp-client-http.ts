@@ -109,7 +109,7 @@ const main = async () => {
       timed(async () => {
         for (let i = 0; i < CONNECTS; i++) await theirs()
       })
-  }, { ...plan({ warmup: 2, rounds: 9 }), label: "row 12" })
+  }, { ...plan({ warmup: 2, rounds: 21 }), label: "row 12" })
   await server.close()
   const ratio = ratioOf(figures.ours, figures.sdk)
   report([{
