@@ -1378,6 +1378,32 @@ describe("Tool.currentCall", () => {
     Effect.gen(function*() {
       expect(yield* Tool.currentCall).toEqual(Option.none())
     }))
+
+  it.live("is set back however a call ends: a value, a failure, a defect, a timeout; a call inside a call", () =>
+    Effect.gen(function*() {
+      const idOf = Effect.map(Tool.currentCall, Option.map((call) => call.id))
+      const Ok = Tool.make("ok", { description: "Ok", handler: () => Effect.map(Effect.yieldNow(), () => "ok") })
+      const Fails = Tool.make("fails", { description: "Fails", handler: () => Effect.fail("no") })
+      const Dies = Tool.make("dies", { description: "Dies", handler: () => Effect.die("boom") })
+      const Hangs = Tool.make("hangs", { description: "Hangs", timeout: "20 millis", handler: () => Effect.never })
+      // a call made by a handler has its own context, and the outer call's is back when it returns
+      const Outer = Tool.make("outer", {
+        description: "Outer",
+        handler: () =>
+          Effect.gen(function*() {
+            const before = yield* idOf
+            yield* Tool.execute(Ok, { id: "inner", arguments: "{}" })
+            return [Option.getOrNull(before), Option.getOrNull(yield* idOf)]
+          })
+      })
+      for (const tool of [Ok, Fails, Dies, Hangs] as ReadonlyArray<Tool.Any>) {
+        yield* Tool.execute(tool, { id: `call_${tool.name}`, arguments: "{}" })
+        expect(yield* idOf).toEqual(Option.none())
+      }
+      const outer = yield* Tool.execute(Outer, { id: "outer", arguments: "{}" })
+      expect(resultOf(outer).structured).toEqual(["outer", "outer"])
+      expect(yield* idOf).toEqual(Option.none())
+    }))
 })
 
 // ---------------------------------------------------------------------------------------------------------------

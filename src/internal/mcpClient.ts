@@ -1289,10 +1289,6 @@ const afterCall = (session: Session, seen: number, grace: boolean): Effect.Effec
 // listings
 // ---------------------------------------------------------------------------------------------------------------
 
-/**
- * Every page of the server's list, at most `maxTools` tools in all, before `deadline` (`Date.now()` time): each
- * request is given the time left as its timeout, and `late()` is the error when it runs out.
- */
 /** One page of `tools/list`, checked by the SDK against the session's revision. */
 const requestPage = (
   session: Session,
@@ -1316,6 +1312,11 @@ const answeredThen = <A>(
   })
 }
 
+/**
+ * Every page of the server's list, at most `maxTools` tools in all, before `deadline` (`Date.now()` time): each
+ * request is given the time left as its timeout, and `late()` is the error when it runs out. `first`: the first page,
+ * if it was asked for already ({@link attempt}).
+ */
 const listPages = (
   session: Session,
   deadline: number,
