@@ -1383,8 +1383,15 @@ describe("Tool.currentCall", () => {
     Effect.gen(function*() {
       const idOf = Effect.map(Tool.currentCall, Option.map((call) => call.id))
       const Ok = Tool.make("ok", { description: "Ok", handler: () => Effect.map(Effect.yieldNow(), () => "ok") })
-      const Fails = Tool.make("fails", { description: "Fails", handler: () => Effect.fail("no") })
-      const Dies = Tool.make("dies", { description: "Dies", handler: () => Effect.die("boom") })
+      // effects that must run (a handler answering with an `Exit` runs in no context at all)
+      const Fails = Tool.make("fails", {
+        description: "Fails",
+        handler: () => Effect.flatMap(Effect.yieldNow(), () => Effect.fail("no"))
+      })
+      const Dies = Tool.make("dies", {
+        description: "Dies",
+        handler: () => Effect.flatMap(Effect.yieldNow(), () => Effect.die("boom"))
+      })
       const Hangs = Tool.make("hangs", { description: "Hangs", timeout: "20 millis", handler: () => Effect.never })
       // a call made by a handler has its own context, and the outer call's is back when it returns
       const Outer = Tool.make("outer", {
@@ -1396,7 +1403,7 @@ describe("Tool.currentCall", () => {
             return [Option.getOrNull(before), Option.getOrNull(yield* idOf)]
           })
       })
-      for (const tool of [Ok, Fails, Dies, Hangs] as ReadonlyArray<Tool.Any>) {
+      for (const tool of [Ok, Fails, Dies, Hangs]) {
         yield* Tool.execute(tool, { id: `call_${tool.name}`, arguments: "{}" })
         expect(yield* idOf).toEqual(Option.none())
       }

@@ -599,18 +599,22 @@ export const noPartial = (): unknown => undefined
 /**
  * `handler` with `Tool.currentCall` set to `context`, and set back however it ends: `Effect.locally` without its
  * `acquireUseRelease` (a get and a set as two effects, then the bracket's own steps around the handler), which cost
- * an MCP client's call over stdio 5% (row 5). The value is swapped with interruption masked, so an interruption
- * cannot come between it and the `onExit` that sets it back.
+ * an MCP client's call over stdio 5% (row 5). The value is swapped, and set back, with interruption masked (one
+ * mask: an `onExit` inside would be a second), so an interruption cannot come between the swap and the handler's
+ * end; the handler itself runs as interruptible as the caller.
  */
 const inCallContext = <A, E, R>(
   handler: Effect.Effect<A, E, R>,
   context: CallContext
 ): Effect.Effect<A, E, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(
-      FiberRef.getAndSet(currentCall, context),
-      (before) => Effect.onExit(restore(handler), () => FiberRef.set(currentCall, before))
-    )
+    Effect.flatMap(FiberRef.getAndSet(currentCall, context), (before) => {
+      const back = FiberRef.set(currentCall, before)
+      return Effect.matchCauseEffect(restore(handler), {
+        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause)),
+        onSuccess: (value) => Effect.as(back, value)
+      })
+    })
   )
 
 // ---------------------------------------------------------------------------------------------------------------
