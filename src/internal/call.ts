@@ -42,6 +42,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
+import { identity } from "effect/Function"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
@@ -586,33 +587,35 @@ export const continueHandler = (
     options.index ?? 0
   )
   const lastPartial = () => partial.value
-  const inContext = inCallContext(handler, context)
   const timeout = kernel.timeout ?? options.timeout
-  if (timeout === undefined) {
-    return Effect.map(Effect.exit(inContext), (exit) => classify(kernel, exit, lastPartial))
-  }
-  return Effect.map(underTimeout(inContext, timeout), (exit) => timedOutcome(kernel, exit, timeout, lastPartial))
+  if (timeout === undefined) return inCallContext(handler, context, (exit) => classify(kernel, exit, lastPartial))
+  return Effect.map(
+    underTimeout(Effect.flatten(inCallContext(handler, context, identity)), timeout),
+    (exit) => timedOutcome(kernel, exit, timeout, lastPartial)
+  )
 }
 
 export const noPartial = (): unknown => undefined
 
 /**
- * `handler` with `Tool.currentCall` set to `context`, and set back however it ends: `Effect.locally` without its
- * `acquireUseRelease` (a get and a set as two effects, then the bracket's own steps around the handler), which cost
- * an MCP client's call over stdio 5% (row 5). The value is swapped, and set back, with interruption masked (one
- * mask: an `onExit` inside would be a second), so an interruption cannot come between the swap and the handler's
- * end; the handler itself runs as interruptible as the caller.
+ * `handler` run with `Tool.currentCall` set to `context`, set back however it ends, and its exit as `end` makes it
+ * (the call's outcome): `Effect.locally` without its `acquireUseRelease` (a get and a set as two effects, then the
+ * bracket's own steps), and `Effect.exit` without a step of its own; together 5% of an MCP client's call over stdio
+ * (row 5). The value is swapped, and set back, with interruption masked (one mask: an `onExit` inside would be a
+ * second), so an interruption cannot come between the swap and the handler's end; the handler itself runs as
+ * interruptible as the caller.
  */
-const inCallContext = <A, E, R>(
+const inCallContext = <A, E, R, B>(
   handler: Effect.Effect<A, E, R>,
-  context: CallContext
-): Effect.Effect<A, E, R> =>
+  context: CallContext,
+  end: (exit: Exit.Exit<A, E>) => B
+): Effect.Effect<B, never, R> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(FiberRef.getAndSet(currentCall, context), (before) => {
       const back = FiberRef.set(currentCall, before)
       return Effect.matchCauseEffect(restore(handler), {
-        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause)),
-        onSuccess: (value) => Effect.as(back, value)
+        onFailure: (cause) => Effect.as(back, end(Exit.failCause(cause))),
+        onSuccess: (value) => Effect.as(back, end(Exit.succeed(value)))
       })
     })
   )
