@@ -614,8 +614,9 @@ const inCallContext = <A, E, R, B>(
     Effect.flatMap(FiberRef.getAndSet(currentCall, context), (before) => {
       const back = FiberRef.set(currentCall, before)
       return Effect.matchCauseEffect(restore(handler), {
-        onFailure: (cause) => Effect.as(back, end(Exit.failCause(cause))),
-        onSuccess: (value) => Effect.as(back, end(Exit.succeed(value)))
+        // the outcome is made once the context is back (`as` would make it first)
+        onFailure: (cause) => Effect.map(back, () => end(Exit.failCause(cause))),
+        onSuccess: (value) => Effect.map(back, () => end(Exit.succeed(value)))
       })
     })
   )

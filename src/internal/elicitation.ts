@@ -380,15 +380,9 @@ export const elicit = (
   })
 
 /**
- * The elicitor provided in the context, if one is: none when only the default (which answers `Cancel`) is there.
+ * The elicitor provided in `context`, if one is: none when only the default (which answers `Cancel`) is there.
  * For a client deciding whether to tell servers it can ask someone.
  */
-export const provided: Effect.Effect<Option.Option<Elicitation.Elicitor["Type"]>> = Effect.map(
-  Effect.context<never>(),
-  (context) => providedIn(context)
-)
-
-/** {@link provided}, read from a context the caller already has. */
 export const providedIn = (context: Context.Context<never>): Option.Option<Elicitation.Elicitor["Type"]> => {
   const elicitor = Context.get(context, Elicitation.Elicitor)
   return elicitor === Elicitation.Elicitor.defaultValue() ? Option.none() : Option.some(elicitor)
