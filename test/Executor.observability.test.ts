@@ -230,6 +230,16 @@ describe("Executor observability", () => {
         expect((yield* callsTotal("obs_cancelled", "ToolInterrupted")) - before).toBe(2)
       }))
 
+    it.effect("agent_tools_calls_total counts a Tool.execute interrupted from outside as ToolInterrupted, once", () =>
+      Effect.gen(function*() {
+        const Hang = Tool.make("obs_execute_cancelled", { description: "Never ends", handler: () => Effect.never })
+        const before = yield* callsTotal("obs_execute_cancelled", "ToolInterrupted")
+        const call = yield* Effect.fork(Tool.execute(Hang, { id: "x", arguments: {} }))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(call)
+        expect((yield* callsTotal("obs_execute_cancelled", "ToolInterrupted")) - before).toBe(1)
+      }))
+
     it.effect("agent_tools_call_duration_ms counts every started call, with its running time", () =>
       Effect.gen(function*() {
         const Wait = Tool.make("obs_timed", {

@@ -315,15 +315,29 @@ export const counted = (
   tool: string,
   timing: Timing,
   self: Effect.Effect<Outcome, never, any>
-): Effect.Effect<Outcome, never, any> =>
-  Effect.onExit(self, (exit) =>
-    Effect.sync(() =>
-      finished(
-        tool,
-        Exit.isSuccess(exit) ? exit.value : Either.left(interruptedOutcome(tool, undefined)),
-        timing.startedAt < 0 ? undefined : pipeline.clock.unsafeCurrentTimeMillis() - timing.startedAt
-      )
-    ))
+): Effect.Effect<Outcome, never, any> => {
+  const count = (outcome: Outcome) =>
+    finished(
+      tool,
+      outcome,
+      timing.startedAt < 0 ? undefined : pipeline.clock.unsafeCurrentTimeMillis() - timing.startedAt
+    )
+  // `Effect.onExit` without its second step (it runs the count as an effect of its own, then matches its exit)
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.matchCauseEffect(restore(self), {
+      onFailure: (cause) =>
+        Effect.suspend(() => {
+          count(Either.left(interruptedOutcome(tool, undefined)))
+          return Effect.failCause(cause)
+        }),
+      onSuccess: (outcome) =>
+        Effect.sync(() => {
+          count(outcome)
+          return outcome
+        })
+    })
+  )
+}
 
 /**
  * One call on its own, as `Tool.execute` runs it: checked, run through the pipeline with the services of the fiber
