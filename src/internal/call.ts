@@ -190,13 +190,7 @@ export const run = (
     keys: hooks.idempotencyKeys ?? new FreshKeys(),
     index
   }
-  const started = hooks.started
-  let body: Effect.Effect<Outcome, never, any> = started === undefined
-    ? runHandler(kernel, call.id, params, options)
-    : Effect.suspend(() => {
-      started()
-      return runHandler(kernel, call.id, params, options)
-    })
+  let body: Effect.Effect<Outcome, never, any> = runHandler(kernel, call.id, params, options, hooks.started)
   if (pipeline.onStart !== undefined) body = withOnStart(pipeline.onStart, kernel, call, body)
   if (pipeline.recording) body = Effect.tap(body, (outcome) => recordDetails(call.id, kernel.name, outcome))
   if (pipeline.middleware !== undefined) {
@@ -570,15 +564,17 @@ interface HandlerOptions {
  * classifies the outcome. Interruption of the handler by itself becomes `ToolInterrupted`; interruption from
  * outside propagates (the executor turns it into the call's `ToolInterrupted` with the last partial output). A
  * handler that answers with a value (see {@link callHandler}) is classified at once, with no context to set and no
- * timeout to race.
+ * timeout to race. `started` is told as the handler is about to run (each time, for a middleware that runs it again).
  */
 export const runHandler = (
   kernel: Kernel,
   callId: string,
   params: unknown,
-  options: HandlerOptions
+  options: HandlerOptions,
+  started?: (() => void) | undefined
 ): Effect.Effect<Outcome, never, any> =>
   Effect.suspend(() => {
+    started?.()
     const handler = callHandler(kernel, params)
     if (Exit.isExit(handler)) return Effect.succeed(classify(kernel, handler, noPartial))
     return continueHandler(kernel, callId, handler, options)
