@@ -9,7 +9,7 @@
  * documented behaviour), and runs the call as an Effect. Short rounds measure code V8 has not finished optimizing
  * (`--quick`: a call gets faster for its first few thousand), on both sides alike. A full run's rounds are 2,000
  * calls (300 ms): rounds of 500 (75 ms) were at the time scale of the machine's scheduling noise, three processes on
- * two cores, and their ratios spread from 0.5 to 2.8 on one machine (0.96 to 1.35 with 2,000).
+ * two cores, and their ratios spread from 0.5 to 2.8 on one machine (0.92 to 1.48 with 2,000).
  */
 import { Client } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
