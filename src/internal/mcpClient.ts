@@ -1328,16 +1328,17 @@ const listPages = (
     const cursors = new Set<string>()
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
+      // the first page may have been asked for already: its answer is taken as it came, a failure by the same rules;
+      // it was asked for in time (its own timeout was the time), however late the listing gets to it
+      const asked = page === 0 ? first?.outcome : undefined
       if (session.dead !== undefined) return yield* Effect.fail(session.dead)
-      if (Date.now() >= deadline) return yield* Effect.fail(late())
+      if (asked === undefined && Date.now() >= deadline) return yield* Effect.fail(late())
       const meta = session.requestMeta
       const params = { ...(cursor === undefined ? {} : { cursor }), ...(meta === undefined ? {} : { _meta: meta }) }
       const send = inFlight(
         session,
         (signal) => requestPage(session, params, signal, Math.max(1, deadline - Date.now()))
       )
-      // the first page may have been asked for already: its answer is taken as it came, a failure by the same rules
-      const asked = page === 0 ? first?.outcome : undefined
       const result = asked !== undefined && Exit.isSuccess(asked) ? asked.value : yield* Effect.catchAll(
         // one page per request: the SDK's own `listTools()` walks every page itself, past our bounds; a listing is
         // safe to send again
