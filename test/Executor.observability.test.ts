@@ -240,6 +240,29 @@ describe("Executor observability", () => {
         expect((yield* callsTotal("obs_execute_cancelled", "ToolInterrupted")) - before).toBe(1)
       }))
 
+    it.effect("Tool.execute counts its call and the handler's running time, on its own path and under a timeout", () =>
+      Effect.gen(function*() {
+        const Wait = Tool.make("obs_execute_timed", {
+          description: "Sleeps",
+          parameters: { ms: Schema.Int },
+          handler: ({ ms }) => Effect.sleep(ms)
+        })
+        const durations = yield* histogram("agent_tools_call_duration_ms", "obs_execute_timed")
+        const successes = yield* callsTotal("obs_execute_timed", "Success")
+        // no timeout: the path of a bare call; with one: the pipeline's
+        const bare = yield* Effect.fork(Tool.execute(Wait, { id: "a", arguments: { ms: 120 } }))
+        const timed = yield* Effect.fork(
+          Tool.execute(Wait, { id: "b", arguments: { ms: 80 } }, { timeout: "1 second" })
+        )
+        yield* TestClock.adjust("120 millis")
+        expect(Either.isRight(yield* Fiber.join(bare))).toBe(true)
+        expect(Either.isRight(yield* Fiber.join(timed))).toBe(true)
+        const after = yield* histogram("agent_tools_call_duration_ms", "obs_execute_timed")
+        expect(after!.count - (durations?.count ?? 0)).toBe(2)
+        expect(after!.sum - (durations?.sum ?? 0)).toBe(200)
+        expect((yield* callsTotal("obs_execute_timed", "Success")) - successes).toBe(2)
+      }))
+
     it.effect("agent_tools_call_duration_ms counts every started call, with its running time", () =>
       Effect.gen(function*() {
         const Wait = Tool.make("obs_timed", {

@@ -354,12 +354,45 @@ export const execute = (
       return Effect.succeed(refused)
     }
     const pipeline = make(fiber.currentContext, fiber.getFiberRef(DefaultServices.currentServices), options)
+    if (isBare(pipeline, kernel) && kernel.timeout === undefined && options.timeout === undefined) {
+      return countedHandler(pipeline, kernel, call.id, checked.right, options.onProgress)
+    }
     const timing: Timing = { startedAt: -1 }
     const body = run(pipeline, tool, kernel, call, checked.right, {
       onProgress: options.onProgress,
       started: startTiming(pipeline, timing)
     })
     return counted(pipeline, kernel.name, timing, body)
+  })
+
+/**
+ * {@link counted} around {@link runHandler}, for a bare call without a timeout (`Tool.execute`'s usual case), in
+ * one interruption mask where there were two: the handler called and its call context swapped in, and once it
+ * ends the context set back and the outcome made and counted in one step.
+ * The handler runs as interruptible as the caller; an interruption from outside is counted as `ToolInterrupted`
+ * and propagates. 28 Effect operations an MCP client call instead of 38 (row 5b: a tenth of the client's work).
+ */
+const countedHandler = (
+  pipeline: Pipeline,
+  kernel: Kernel,
+  callId: string,
+  params: unknown,
+  onProgress: ((progress: Progress) => Effect.Effect<void>) | undefined
+): Effect.Effect<Outcome, never, any> =>
+  // the mask's function is called each time the effect runs, as a suspend's is
+  Effect.uninterruptibleMask((restore) => {
+    const clock = pipeline.clock
+    const startedAt = clock.unsafeCurrentTimeMillis()
+    const count = (outcome: Outcome): Outcome => {
+      finished(kernel.name, outcome, clock.unsafeCurrentTimeMillis() - startedAt)
+      return outcome
+    }
+    const handler = callHandler(kernel, params)
+    if (Exit.isExit(handler)) return Effect.succeed(count(classify(kernel, handler, noPartial)))
+    const partial = { value: undefined as unknown }
+    const lastPartial = () => partial.value
+    const context = callContext(kernel, callId, partial, onProgress, new FreshKeys(), 0)
+    return swapIn(restore, handler, context, (exit) => count(classify(kernel, exit, lastPartial)))
   })
 
 /**
@@ -609,27 +642,33 @@ export const noPartial = (): unknown => undefined
 
 /**
  * `handler` run with `Tool.currentCall` set to `context`, set back however it ends, and its exit as `end` makes it
- * (the call's outcome): `Effect.locally` without its `acquireUseRelease` (a get and a set as two effects, then the
- * bracket's own steps), and `Effect.exit` without a step of its own; together 5% of an MCP client's call over stdio
- * (row 5). The value is swapped, and set back, with interruption masked (one mask: an `onExit` inside would be a
- * second), so an interruption cannot come between the swap and the handler's end; the handler itself runs as
- * interruptible as the caller.
+ * (the call's outcome, made in the step that sets the context back: `end` must not throw): `Effect.locally`
+ * without its `acquireUseRelease` (a get and a set as two effects, then the bracket's own steps), and `Effect.exit`
+ * without a step of its own; together 5% of an MCP client's call over stdio (row 5). The value is swapped, and set
+ * back, with interruption masked (one mask: an `onExit` inside would be a second), so an interruption cannot come
+ * between the swap and the handler's end; the handler itself runs as interruptible as the caller.
  */
 const inCallContext = <A, E, R, B>(
   handler: Effect.Effect<A, E, R>,
   context: CallContext,
   end: (exit: Exit.Exit<A, E>) => B
+): Effect.Effect<B, never, R> => Effect.uninterruptibleMask((restore) => swapIn(restore, handler, context, end))
+
+/** {@link inCallContext} inside a mask of the caller's own, whose `restore` runs the handler. */
+const swapIn = <A, E, R, B>(
+  restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+  handler: Effect.Effect<A, E, R>,
+  context: CallContext,
+  end: (exit: Exit.Exit<A, E>) => B
 ): Effect.Effect<B, never, R> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(FiberRef.getAndSet(currentCall, context), (before) => {
-      const back = FiberRef.set(currentCall, before)
-      return Effect.matchCauseEffect(restore(handler), {
-        // the outcome is made once the context is back (`as` would make it first)
-        onFailure: (cause) => Effect.map(back, () => end(Exit.failCause(cause))),
-        onSuccess: (value) => Effect.map(back, () => end(Exit.succeed(value)))
-      })
+  Effect.flatMap(FiberRef.getAndSet(currentCall, context), (before) => {
+    const back = (exit: Exit.Exit<A, E>) =>
+      FiberRef.modify(currentCall, (): [B, CallContext | undefined] => [end(exit), before])
+    return Effect.matchCauseEffect(restore(handler), {
+      onFailure: (cause) => back(Exit.failCause(cause)),
+      onSuccess: (value) => back(Exit.succeed(value))
     })
-  )
+  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // stage 6: the record
