@@ -778,6 +778,10 @@ describe("McpClient", () => {
         expect(failed.message).toBe("the MCP client of the MCP server \"peer\" was closed")
         expect(failureOf(yield* run(kit, "hang")).message).toBe(failed.message)
         expect(peer.calls.length).toBe(1)
+        // a closed session lists no tools (and lets go of the ones it listed); those taken before fail as above
+        expect(yield* client.tools).toEqual([])
+        expect(Toolkit.names(yield* client.toolkit)).toEqual([])
+        expect(Toolkit.names(kit)).toEqual(["hang"])
       }))
 
     it.scopedLive("a connection the server closes fails calls in flight and later calls", () =>

@@ -1407,7 +1407,7 @@ const refreshNow = (session: Session): Effect.Effect<Snapshot, McpClientError> =
     return listTools(session, session.settings.timeoutMillis).pipe(
       Effect.tap((snapshot) =>
         Effect.sync(() => {
-          session.snapshot = snapshot
+          if (!session.closed) session.snapshot = snapshot
         })
       ),
       Effect.ensuring(Effect.sync(() => {
@@ -1646,6 +1646,9 @@ class AttemptFailed {
   ) {}
 }
 
+/** A session's tools before its first listing, and after it is closed. */
+const noTools: Snapshot = { tools: [], toolkit: Toolkit.make() }
+
 const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effect.Semaphore): Session => ({
   client: undefined as unknown as Sdk.Client,
   transport: undefined as unknown as Sdk.Transport,
@@ -1670,7 +1673,7 @@ const newSession = (dialing: Dialing, lock: Effect.Semaphore, authorizing: Effec
   listChanged: false,
   lateNotifier: false,
   quietEnd: Number.NEGATIVE_INFINITY,
-  snapshot: { tools: [], toolkit: Toolkit.make() },
+  snapshot: noTools,
   prefetched: undefined,
   lock
 })
@@ -1871,6 +1874,10 @@ const closeSession = (session: Session, handed: boolean): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (session.closed) return Effect.void
     session.closed = true
+    // a closed session lists no tools, and lets go of them: what the transport leaves behind (its fetches' signals,
+    // held until a full collection) must not keep a listing and its tools alive through the next scavenges
+    session.snapshot = noTools
+    session.prefetched = undefined
     const { client, transport } = session
     const ending = session.connected && session.dead === undefined && hasSessionToEnd(transport)
     if (session.dead === undefined) markDead(session, closedError(session))
