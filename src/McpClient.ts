@@ -513,9 +513,9 @@ export const http = (
  * lists its tools, and from then on follows `tools/list_changed` in the background (several notifications, one
  * listing; listings one at a time; a failed one keeps the old snapshot and is logged). Closing the scope ends calls
  * still in flight at once (they fail, saying the client was closed), closes the transport and, for a spawned
- * server, ends its process group; the client then lists no tools (those taken before fail as calls in flight
- * do). Fails with {@link McpClientError} when the server cannot be started or does not
- * complete `initialize` and the first listing.
+ * server, ends its process group; the client then lists no tools (those taken before fail as calls in flight do).
+ * Fails with {@link McpClientError} when the server cannot be started or does not complete `initialize` and the
+ * first listing.
  *
  * A call that saw `tools/list_changed` while it ran returns only once the refreshed list is in place, so the loop's
  * next turn offers the new tools; with a server seen to announce its changes late, a call that saw none waits up to

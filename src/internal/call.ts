@@ -368,9 +368,9 @@ export const execute = (
 /**
  * {@link counted} around {@link runHandler}, for a bare call without a timeout (`Tool.execute`'s usual case), in
  * one interruption mask where there were two: the handler called and its call context swapped in, and once it
- * ends the context set back and the outcome made and counted in one step.
- * The handler runs as interruptible as the caller; an interruption from outside is counted as `ToolInterrupted`
- * and propagates. 28 Effect operations an MCP client call instead of 38 (row 5b: a tenth of the client's work).
+ * ends the context set back and the outcome made and counted in one step. The handler runs as interruptible as
+ * the caller; an interruption from outside while it runs is counted as `ToolInterrupted` and propagates. 28 Effect
+ * operations an MCP client call instead of 38 (row 5b: the client's own work, 28-31 µs a call before, 24.5-26 after).
  */
 const countedHandler = (
   pipeline: Pipeline,
