@@ -1874,9 +1874,9 @@ const closeSession = (session: Session, handed: boolean): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (session.closed) return Effect.void
     session.closed = true
-    // a closed session lists no tools, and lets go of them: what a closed connection leaves behind stays reachable
-    // for the young generation until a full collection (the holder is not known), and must not carry a listing and
-    // its tools through the scavenges in between
+    // a closed session lists no tools, and lets go of them: a closed connection stays reachable for the young
+    // generation until a full collection (undici registers each fetch and response in a FinalizationRegistry, whose
+    // targets V8's scavenger keeps), and must not carry a listing and its tools through the scavenges in between
     session.snapshot = noTools
     session.prefetched = undefined
     const { client, transport } = session
