@@ -105,57 +105,52 @@ class EchoPeer implements Transport {
   }
 }
 
+/** The `echo` tool of a connected client of ours. */
+const echoOf = async (client: McpClient.McpClient, row: string): Promise<Tool.Dynamic> => {
+  const found = Toolkit.lookup(await Effect.runPromise(client.toolkit), ECHO)
+  if (Option.isNone(found)) throw new Error(`row ${row}: the server lists no echo tool`)
+  return found.value
+}
+
+const callOurs = (echo: Tool.Dynamic, i: number) =>
+  Tool.execute(echo, { id: `call_${i}`, arguments: { message: `hello ${i}` } })
+
+/** A round of each side: `calls` calls of `echo`, one at a time, through our tool and through the SDK's client. */
+const rounds = (echo: Tool.Dynamic, sdk: Client, calls: number) => ({
+  ours: () =>
+    timed(() =>
+      Effect.runPromise(Effect.gen(function*() {
+        for (let i = 0; i < calls; i++) yield* callOurs(echo, i)
+      }))
+    ),
+  sdk: () =>
+    timed(async () => {
+      for (let i = 0; i < calls; i++) await sdk.callTool({ name: ECHO, arguments: { message: `hello ${i}` } })
+    })
+})
+
 const main = async () => {
   const scope = Effect.runSync(Scope.make())
   const client = await Effect.runPromise(
     Scope.extend(McpClient.connect(McpClient.stdio({ command: process.execPath, args: [SERVER] })), scope)
   )
-  const found = Toolkit.lookup(await Effect.runPromise(client.toolkit), ECHO)
-  if (Option.isNone(found)) throw new Error("row 5: the reference server lists no echo tool")
-  const echo = found.value
+  const echo = await echoOf(client, "5")
   const sdk = new Client({ name: "bench", version: "1.0.0" })
   await sdk.connect(new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: "ignore" }))
-
-  const oursOnce = (i: number) => Tool.execute(echo, { id: `call_${i}`, arguments: { message: `hello ${i}` } })
-  const first = await Effect.runPromise(oursOnce(0))
+  const first = await Effect.runPromise(callOurs(echo, 0))
   if (Either.isLeft(first) || ToolResult.toText(first.right) !== "Echo: hello 0") {
     throw new Error(`row 5: our client got ${JSON.stringify(first)}`)
   }
-  const ours = () =>
-    timed(() =>
-      Effect.runPromise(Effect.gen(function*() {
-        for (let i = 0; i < CALLS; i++) yield* oursOnce(i)
-      }))
-    )
-  const theirs = () =>
-    timed(async () => {
-      for (let i = 0; i < CALLS; i++) await sdk.callTool({ name: ECHO, arguments: { message: `hello ${i}` } })
-    })
-  const figures = await interleave({ ours, sdk: theirs }, { ...plan({ warmup: 2, rounds: 21 }), label: "row 5" })
+  const figures = await interleave(rounds(echo, sdk, CALLS), { ...plan({ warmup: 2, rounds: 21 }), label: "row 5" })
   await sdk.close()
 
-  const localClient = await Effect.runPromise(Scope.extend(McpClient.connect(new EchoPeer()), scope))
-  const localFound = Toolkit.lookup(await Effect.runPromise(localClient.toolkit), ECHO)
-  if (Option.isNone(localFound)) throw new Error("row 5b: the in-process peer lists no echo tool")
-  const localEcho = localFound.value
+  const localEcho = await echoOf(await Effect.runPromise(Scope.extend(McpClient.connect(new EchoPeer()), scope)), "5b")
   const localSdk = new Client({ name: "bench", version: "1.0.0" })
   await localSdk.connect(new EchoPeer())
-  const local = await interleave({
-    ours: () =>
-      timed(() =>
-        Effect.runPromise(Effect.gen(function*() {
-          for (let i = 0; i < LOCAL_CALLS; i++) {
-            yield* Tool.execute(localEcho, { id: `call_${i}`, arguments: { message: `hello ${i}` } })
-          }
-        }))
-      ),
-    sdk: () =>
-      timed(async () => {
-        for (let i = 0; i < LOCAL_CALLS; i++) {
-          await localSdk.callTool({ name: ECHO, arguments: { message: `hello ${i}` } })
-        }
-      })
-  }, { ...plan({ warmup: 3, rounds: 15 }), label: "row 5b" })
+  const local = await interleave(rounds(localEcho, localSdk, LOCAL_CALLS), {
+    ...plan({ warmup: 3, rounds: 15 }),
+    label: "row 5b"
+  })
   await localSdk.close()
   await Effect.runPromise(Scope.close(scope, Exit.void))
 
