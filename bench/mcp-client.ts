@@ -115,6 +115,17 @@ const echoOf = async (client: McpClient.McpClient, row: string): Promise<Tool.Dy
 const callOurs = (echo: Tool.Dynamic, i: number) =>
   Tool.execute(echo, { id: `call_${i}`, arguments: { message: `hello ${i}` } })
 
+/** Both sides answer `Echo: hello 0` to a first call: a broken variant must not look fast. */
+const checkBoth = async (echo: Tool.Dynamic, sdk: Client, row: string): Promise<void> => {
+  const ours = await Effect.runPromise(callOurs(echo, 0))
+  if (Either.isLeft(ours) || ToolResult.toText(ours.right) !== "Echo: hello 0") {
+    throw new Error(`row ${row}: our client got ${JSON.stringify(ours)}`)
+  }
+  const theirs = await sdk.callTool({ name: ECHO, arguments: { message: "hello 0" } })
+  const text = (theirs.content as ReadonlyArray<{ readonly text?: unknown }> | undefined)?.[0]?.text
+  if (text !== "Echo: hello 0") throw new Error(`row ${row}: the SDK client got ${JSON.stringify(theirs)}`)
+}
+
 /** A round of each side: `calls` calls of `echo`, one at a time, through our tool and through the SDK's client. */
 const rounds = (echo: Tool.Dynamic, sdk: Client, calls: number) => ({
   ours: () =>
@@ -137,16 +148,14 @@ const main = async () => {
   const echo = await echoOf(client, "5")
   const sdk = new Client({ name: "bench", version: "1.0.0" })
   await sdk.connect(new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: "ignore" }))
-  const first = await Effect.runPromise(callOurs(echo, 0))
-  if (Either.isLeft(first) || ToolResult.toText(first.right) !== "Echo: hello 0") {
-    throw new Error(`row 5: our client got ${JSON.stringify(first)}`)
-  }
+  await checkBoth(echo, sdk, "5")
   const figures = await interleave(rounds(echo, sdk, CALLS), { ...plan({ warmup: 2, rounds: 21 }), label: "row 5" })
   await sdk.close()
 
   const localEcho = await echoOf(await Effect.runPromise(Scope.extend(McpClient.connect(new EchoPeer()), scope)), "5b")
   const localSdk = new Client({ name: "bench", version: "1.0.0" })
   await localSdk.connect(new EchoPeer())
+  await checkBoth(localEcho, localSdk, "5b")
   const local = await interleave(rounds(localEcho, localSdk, LOCAL_CALLS), {
     ...plan({ warmup: 3, rounds: 15 }),
     label: "row 5b"
