@@ -14,9 +14,9 @@
  * same code: 1.07x to 1.16x in five runs of 9 rounds, 1.03x to 1.08x in three of 30), so a full run takes 21.
  *
  * Row 5b is the clients' own work, without the server and the scheduler: the same calls to an in-process peer
- * ({@link EchoPeer}) that answers at once. It has no target; it is where a change to the client's path shows
- * itself, where row 5 needs several runs to show 3%. Part of our figure is the progress token every call of ours
- * carries (the SDK's `callTool` sends none unless given `onprogress`: about 2 µs a call).
+ * ({@link EchoPeer}) that answers at once. It has no target; a change of the client's own path is a tenth of its
+ * figure where it is a few hundredths of row 5's, inside that row's noise. Part of our figure is the progress token
+ * every call of ours carries (the SDK's `callTool` sends none unless given `onprogress`: about 2 µs a call).
  */
 import { Client } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
