@@ -1560,19 +1560,18 @@ const MAX_AUTHORIZATIONS = 2
 /** The pause before a 2026-07-28 session listens for changes again after the stream dropped. */
 const RELISTEN_MILLIS = 1_000
 
-const millis = (input: Duration.DurationInput | undefined, fallback: Duration.DurationInput): number =>
-  Duration.toMillis(Duration.decode(input ?? fallback))
+const millis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
 
 /** `input` in milliseconds, or `fallback` (already in milliseconds) when it is not given. */
 const millisOr = (input: Duration.DurationInput | undefined, fallback: number): number =>
-  input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
+  input === undefined ? fallback : millis(input)
 
 /** The default durations in milliseconds, decoded once (`"60 seconds"` is parsed each time it is decoded). */
 const DEFAULT_MILLIS = {
-  timeout: millis(DEFAULT_TIMEOUT, 0),
-  maxTotal: millis(DEFAULT_MAX_TOTAL_TIMEOUT, 0),
-  connect: millis(DEFAULT_CONNECT_TIMEOUT, 0),
-  grace: millis(DEFAULT_NOTIFICATION_GRACE, 0)
+  timeout: millis(DEFAULT_TIMEOUT),
+  maxTotal: millis(DEFAULT_MAX_TOTAL_TIMEOUT),
+  connect: millis(DEFAULT_CONNECT_TIMEOUT),
+  grace: millis(DEFAULT_NOTIFICATION_GRACE)
 }
 
 const isStdio = (transport: McpClient.Transport): transport is McpClient.StdioTransport =>
@@ -1717,7 +1716,7 @@ const spawnTransport = (
         cwd: spec.cwd,
         maxLineBytes,
         subject: () => `the ${session.label}`,
-        ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace, 0) })
+        ...(spec.killGrace === undefined ? {} : { killGraceMillis: millis(spec.killGrace) })
       }),
       scope
     ).pipe(
@@ -1778,7 +1777,7 @@ const makeClient = (session: Session, dialing: Dialing, transport: Sdk.Transport
         mode: settings.revision === "auto" ? "auto" : { pin: settings.revision },
         // over stdio a silent probe means a server of the 2025 revisions; over HTTP, an outage
         probe: {
-          timeoutMs: stdio ? Math.min(millis(STDIO_PROBE_TIMEOUT, 0), settings.connectMillis) : settings.connectMillis
+          timeoutMs: stdio ? Math.min(millis(STDIO_PROBE_TIMEOUT), settings.connectMillis) : settings.connectMillis
         }
       }
   })
